@@ -1,0 +1,181 @@
+// Package actions holds what a playbook step can do. Each action lives in
+// its own file and declares its spec type (the YAML under the action key),
+// its result type (what later expressions read as steps.<id>), whether it
+// changes the system, and how it runs. The runner and `labrun validate`
+// learn everything about an action from this registry by reflection, so
+// adding an action is adding one file.
+package actions
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/eval"
+)
+
+// Info describes a registered action without generics, for the runner.
+type Info struct {
+	Name    string
+	Doc     string
+	Spec    reflect.Type // struct type of the YAML spec
+	Result  reflect.Type // struct type of the result
+	Mutates bool         // changes the system: not polled by until, skipped by check
+
+	mutatesKey string
+	run        func(ctx context.Context, rt *Runtime, spec any) (any, error)
+	watch      func(ctx context.Context, rt *Runtime, spec any, cond Condition) (any, error)
+	check      func(spec *eval.Value, sc *StaticContext) diag.List
+}
+
+// Condition is an until expression handed to actions that can wait for it
+// themselves (a watch sees changes as they happen, instead of polling).
+// It reports whether the result satisfies the condition.
+type Condition func(result any) (bool, error)
+
+// Def is the typed definition an action file registers.
+type Def[S, R any] struct {
+	Name    string
+	Doc     string
+	Mutates bool
+	Run     func(ctx context.Context, rt *Runtime, spec *S) (*R, error)
+	// Watch, when set, is used instead of polling Run for steps with until.
+	Watch func(ctx context.Context, rt *Runtime, spec *S, cond Condition) (*R, error)
+	// Check adds static checks that the spec's Go type cannot express,
+	// e.g. "exactly one of json, text, kv".
+	Check func(spec *eval.Value, sc *StaticContext) diag.List
+	// MutatesKey names a boolean spec key by which a step declares that it
+	// changes the system although the action usually does not (run).
+	MutatesKey string
+}
+
+// StaticContext is what an action's static check may look at.
+type StaticContext struct {
+	PlaybookDir  string
+	HasOutputDir bool
+}
+
+var registry = map[string]*Info{}
+
+// Register adds an action. It is called from the init function of each
+// action's file; a duplicate name is a programming error.
+func Register[S, R any](d Def[S, R]) {
+	if _, dup := registry[d.Name]; dup {
+		panic("actions: duplicate action " + d.Name)
+	}
+	info := &Info{
+		Name:    d.Name,
+		Doc:     d.Doc,
+		Spec:    reflect.TypeOf((*S)(nil)).Elem(),
+		Result:  reflect.TypeOf((*R)(nil)).Elem(),
+		Mutates: d.Mutates,
+		check:   d.Check,
+
+		mutatesKey: d.MutatesKey,
+	}
+	info.run = func(ctx context.Context, rt *Runtime, spec any) (any, error) {
+		r, err := d.Run(ctx, rt, spec.(*S))
+		if r == nil {
+			return nil, err
+		}
+		return r, err
+	}
+	if d.Watch != nil {
+		info.watch = func(ctx context.Context, rt *Runtime, spec any, cond Condition) (any, error) {
+			r, err := d.Watch(ctx, rt, spec.(*S), cond)
+			if r == nil {
+				return nil, err
+			}
+			return r, err
+		}
+	}
+	registry[d.Name] = info
+}
+
+// Lookup returns the action registered under name.
+func Lookup(name string) (*Info, bool) {
+	i, ok := registry[name]
+	return i, ok
+}
+
+// Names lists every action name, sorted.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// All returns every action, sorted by name.
+func All() []*Info {
+	var out []*Info
+	for _, n := range Names() {
+		out = append(out, registry[n])
+	}
+	return out
+}
+
+// NewSpec returns a pointer to a zero spec of the action.
+func (i *Info) NewSpec() any { return reflect.New(i.Spec).Interface() }
+
+// ZeroResult returns a pointer to a zero result, the value later steps see
+// for a step that was skipped.
+func (i *Info) ZeroResult() any { return reflect.New(i.Result).Interface() }
+
+// Run executes the action once.
+func (i *Info) Run(ctx context.Context, rt *Runtime, spec any) (any, error) {
+	return i.run(ctx, rt, spec)
+}
+
+// StepMutates reports whether a step with this spec changes the system.
+func (i *Info) StepMutates(spec *eval.Value) bool {
+	if i.Mutates {
+		return true
+	}
+	if i.mutatesKey == "" {
+		return false
+	}
+	v, ok := spec.Lookup(i.mutatesKey).Literal()
+	return ok && v == true
+}
+
+// CanWatch reports whether the action waits for conditions itself.
+func (i *Info) CanWatch() bool { return i.watch != nil }
+
+// Watch runs the action until cond holds.
+func (i *Info) Watch(ctx context.Context, rt *Runtime, spec any, cond Condition) (any, error) {
+	if i.watch == nil {
+		return nil, fmt.Errorf("action %s cannot watch", i.Name)
+	}
+	return i.watch(ctx, rt, spec, cond)
+}
+
+// Check runs the action's own static checks.
+func (i *Info) Check(spec *eval.Value, sc *StaticContext) diag.List {
+	if i.check == nil || spec == nil {
+		return nil
+	}
+	return i.check(spec, sc)
+}
+
+// exactlyOne is a static check helper for specs whose keys are alternatives.
+func exactlyOne(spec *eval.Value, keys ...string) diag.List {
+	var found []string
+	for _, k := range keys {
+		if spec.Lookup(k) != nil {
+			found = append(found, k)
+		}
+	}
+	var errs diag.List
+	switch {
+	case len(found) == 0:
+		errs.Add(spec.Pos, "expected one of the keys %v", keys)
+	case len(found) > 1:
+		errs.Add(spec.Lookup(found[1]).Pos, "%s and %s cannot be used together; use one of %v", found[0], found[1], keys)
+	}
+	return errs
+}

@@ -1,0 +1,138 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RunSpec runs a local program. The command is an argv list and is never
+// passed through a shell; a step that needs one says so with
+// argv: [sh, -c, ...].
+type RunSpec struct {
+	Argv         []string          `yaml:"argv" required:"true" doc:"Program and arguments. No shell is involved: use [sh, -c, script] to ask for one."`
+	Via          []string          `yaml:"via" doc:"Argv prefix that runs the command elsewhere, e.g. a test cluster's node shell ([/var/lib/labrun-testbed/bin/node-exec]). Empty runs it here."`
+	Stdin        string            `yaml:"stdin" doc:"Text written to the program's standard input."`
+	Env          map[string]string `yaml:"env" doc:"Environment variables added to labrun's own."`
+	Dir          string            `yaml:"dir" doc:"Working directory (default: the playbook's directory)."`
+	AllowFailure bool              `yaml:"allowFailure" doc:"Treat a non-zero exit code as a result instead of a step failure (assert on result.exitCode)."`
+	Timeout      time.Duration     `yaml:"timeout" doc:"Kill the program (and its process group) after this long."`
+	Mutates      bool              `yaml:"mutates" doc:"The command changes the system: labrun check skips the step and until may not repeat it."`
+}
+
+// RunResult is what a finished program left.
+type RunResult struct {
+	Argv     []string `json:"argv" expr:"argv"`
+	Stdout   string   `json:"stdout" expr:"stdout"`
+	Stderr   string   `json:"stderr" expr:"stderr"`
+	ExitCode int      `json:"exitCode" expr:"exitCode"`
+	Seconds  float64  `json:"seconds" expr:"seconds"`
+}
+
+// maxOutput bounds captured output; a conntrack dump of 200k entries is
+// about 50 MB.
+const maxOutput = 256 << 20
+
+func init() {
+	Register(Def[RunSpec, RunResult]{
+		Name: "run",
+		Doc:  "Run a local program from an argv list (no shell) and capture stdout, stderr, exit code and duration.",
+		Run:  runProgram,
+
+		MutatesKey: "mutates",
+	})
+}
+
+func runProgram(ctx context.Context, rt *Runtime, spec *RunSpec) (*RunResult, error) {
+	argv := append(append([]string{}, spec.Via...), spec.Argv...)
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return nil, errors.New("argv is empty")
+	}
+	if spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = spec.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = rt.PlaybookDir
+	}
+	cmd.Env = os.Environ()
+	for k, v := range spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	if spec.Stdin != "" {
+		cmd.Stdin = strings.NewReader(spec.Stdin)
+	}
+	var stdout, stderr limitedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Its own process group, so a timeout or Ctrl-C kills what the program
+	// started too, not only the program.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	start := time.Now()
+	err := cmd.Run()
+	res := &RunResult{
+		Argv:    argv,
+		Stdout:  stdout.String(),
+		Stderr:  stderr.String(),
+		Seconds: time.Since(start).Seconds(),
+	}
+	if stdout.over || stderr.over {
+		return res, fmt.Errorf("%s printed more than %d MiB", argv[0], maxOutput>>20)
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return res, fmt.Errorf("%s did not finish within the time limit; killed (stderr: %s)", argv[0], tail(res.Stderr))
+		}
+		return res, ctx.Err()
+	case errors.As(err, &exitErr):
+		res.ExitCode = exitErr.ExitCode()
+		if res.ExitCode < 0 { // killed by a signal
+			return res, fmt.Errorf("%s was killed: %v", argv[0], err)
+		}
+		if !spec.AllowFailure {
+			return res, fmt.Errorf("%s exited with code %d: %s", strings.Join(argv, " "), res.ExitCode, tail(res.Stderr))
+		}
+	default:
+		return res, fmt.Errorf("cannot run %s: %v", argv[0], err)
+	}
+	return res, nil
+}
+
+// tail keeps the end of a program's error output for a message.
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "no error output"
+	}
+	if len(s) > 500 {
+		s = "..." + s[len(s)-497:]
+	}
+	return s
+}
+
+// limitedBuffer stops growing at maxOutput and remembers it overflowed.
+type limitedBuffer struct {
+	bytes.Buffer
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > maxOutput {
+		b.over = true
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}

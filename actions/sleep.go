@@ -1,0 +1,35 @@
+package actions
+
+import (
+	"context"
+	"time"
+)
+
+// SleepSpec pauses the playbook. Prefer until on a read-only step: a lab
+// that waits for a condition should say which condition.
+type SleepSpec struct {
+	Duration time.Duration `yaml:"duration" required:"true" doc:"How long to pause (e.g. 2s)."`
+}
+
+// SleepResult records the pause.
+type SleepResult struct {
+	Seconds float64 `json:"seconds" expr:"seconds"`
+}
+
+func init() {
+	Register(Def[SleepSpec, SleepResult]{
+		Name: "sleep",
+		Doc:  "Pause for a fixed time; for the rare lab step that truly needs it (prefer until).",
+		Run: func(ctx context.Context, rt *Runtime, spec *SleepSpec) (*SleepResult, error) {
+			start := time.Now()
+			t := time.NewTimer(spec.Duration)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return &SleepResult{Seconds: time.Since(start).Seconds()}, ctx.Err()
+			}
+			return &SleepResult{Seconds: time.Since(start).Seconds()}, nil
+		},
+	})
+}

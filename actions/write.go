@@ -1,0 +1,383 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/labrun/labrun/atomicfile"
+	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/jsonschema"
+)
+
+// WriteSpec renders one output file of a lab. Exactly one of json, text
+// and kv gives the content.
+type WriteSpec struct {
+	Path   string            `yaml:"path" required:"true" doc:"File to write, relative to the playbook's outputDir (or absolute inside it)."`
+	JSON   any               `yaml:"json" doc:"Value written as JSON; mapping keys keep the order written here and numbers stay numbers."`
+	Text   *string           `yaml:"text" doc:"Text written as is (a final newline is added when missing)."`
+	KV     any               `yaml:"kv" doc:"Mapping written as key=value lines, in order."`
+	Schema string            `yaml:"schema" doc:"JSON Schema file (relative to the playbook) the JSON content must satisfy; checked before the file is written."`
+	Loose  []string          `yaml:"loose" doc:"Keys whose value changes from run to run (a duration, say): labrun check only compares their type."`
+	Hints  map[string]string `yaml:"hints" doc:"Per-key hints shown by labrun check when a learner's value is wrong."`
+}
+
+// WriteResult describes the file written (or, in check mode, compared).
+type WriteResult struct {
+	Path    string `json:"path" expr:"path"`
+	Bytes   int    `json:"bytes" expr:"bytes"`
+	Content string `json:"content" expr:"content"`
+	// Data is the JSON or kv content as maps and lists, for assertions
+	// such as result.data.kube_svc_lines == 0.
+	Data any `json:"data" expr:"data"`
+	// Problems lists what was wrong in a learner's file (check mode).
+	Problems []string `json:"problems" expr:"problems"`
+}
+
+func init() {
+	Register(Def[WriteSpec, WriteResult]{
+		Name:    "write",
+		Doc:     "Write an output file (JSON with ordered keys, text, or key=value lines) atomically inside the output directory, optionally checked against a JSON Schema. In check mode, compare the learner's file instead.",
+		Mutates: false,
+		Run:     writeFile,
+		Check:   checkWrite,
+	})
+}
+
+func checkWrite(spec *eval.Value, sc *StaticContext) diag.List {
+	errs := exactlyOne(spec, "json", "text", "kv")
+	if !sc.HasOutputDir {
+		errs.Add(spec.Pos, "write needs the playbook's outputDir: every written file must stay inside it")
+	}
+	if p := spec.Lookup("path"); p != nil {
+		if lit, ok := p.Literal(); ok {
+			if s, ok := lit.(string); ok && !filepath.IsAbs(s) {
+				if clean := filepath.Clean(s); clean == ".." || strings.HasPrefix(clean, "../") {
+					errs.Add(p.Pos, "output path %s leaves the output directory", s)
+				}
+			}
+		}
+	}
+	if s := spec.Lookup("schema"); s != nil {
+		if lit, ok := s.Literal(); ok {
+			path := fmt.Sprint(lit)
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(sc.PlaybookDir, path)
+			}
+			if _, err := jsonschema.Load(path); err != nil {
+				errs.Add(s.Pos, "schema: %v", unwrapPath(err))
+			}
+		} else {
+			errs.Add(s.Pos, "schema must be a fixed path, so it can be checked before the run")
+		}
+		if spec.Lookup("json") == nil {
+			errs.Add(s.Pos, "schema applies to json content only")
+		}
+	}
+	if kv := spec.Lookup("kv"); kv != nil {
+		if kv.Keys() == nil && kv.IsLiteral() {
+			errs.Add(kv.Pos, "kv must be a mapping of key: value")
+		}
+		for _, k := range kv.Keys() {
+			if k == "" || strings.ContainsAny(k, "=\n") {
+				errs.Add(kv.Lookup(k).Pos, "kv key %q cannot be empty or contain = or a newline", k)
+			}
+		}
+	}
+	return errs
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
+	}
+	return err
+}
+
+// render produces the file content and its data form.
+func render(spec *WriteSpec) ([]byte, any, error) {
+	switch {
+	case spec.JSON != nil:
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(spec.JSON); err != nil {
+			return nil, nil, fmt.Errorf("cannot render JSON: %v", err)
+		}
+		return b.Bytes(), eval.Plain(spec.JSON), nil
+	case spec.KV != nil:
+		m, ok := spec.KV.(*eval.Map)
+		if !ok {
+			return nil, nil, fmt.Errorf("kv must be a mapping, got %s", eval.Format(spec.KV))
+		}
+		var b strings.Builder
+		for _, k := range m.Keys {
+			v := eval.Format(m.Values[k])
+			if strings.ContainsAny(v, "\n\r") {
+				return nil, nil, fmt.Errorf("kv value of %s contains a newline", k)
+			}
+			fmt.Fprintf(&b, "%s=%s\n", k, v)
+		}
+		return []byte(b.String()), eval.Plain(m), nil
+	case spec.Text != nil:
+		t := *spec.Text
+		if t != "" && !strings.HasSuffix(t, "\n") {
+			t += "\n"
+		}
+		return []byte(t), *spec.Text, nil
+	}
+	return nil, nil, errors.New("nothing to write: give json, text or kv")
+}
+
+func writeFile(ctx context.Context, rt *Runtime, spec *WriteSpec) (*WriteResult, error) {
+	path, err := rt.ResolveOutput(spec.Path)
+	if err != nil {
+		return nil, err
+	}
+	content, data, err := render(spec)
+	if err != nil {
+		return nil, err
+	}
+	res := &WriteResult{Path: path, Bytes: len(content), Content: string(content), Data: data, Problems: []string{}}
+	if spec.Schema != "" {
+		schema, err := jsonschema.Load(rt.ResolveInput(spec.Schema))
+		if err != nil {
+			return res, err
+		}
+		if problems := schema.Validate(spec.JSON); len(problems) > 0 {
+			for _, p := range problems {
+				res.Problems = append(res.Problems, p.String())
+			}
+			return res, fmt.Errorf("%s does not satisfy %s: %s", filepath.Base(path), spec.Schema, strings.Join(res.Problems, "; "))
+		}
+	}
+	if rt.Mode == Check {
+		return compareFile(rt, spec, path, res)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return res, err
+	}
+	// Resolve links now that the directory exists: a symlink inside the
+	// output directory must not carry the file out of it.
+	realRoot, err := filepath.EvalSymlinks(rt.OutputDir)
+	if err != nil {
+		return res, err
+	}
+	realDir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return res, err
+	}
+	if !Within(realRoot, realDir) {
+		return res, fmt.Errorf("output path %s leads outside the output directory through a symbolic link", spec.Path)
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return res, fmt.Errorf("output path %s is a symbolic link; refusing to replace it", spec.Path)
+	}
+	if err := atomicfile.Write(path, content, 0o644); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// compareFile grades a learner's file against what labrun would write,
+// key by key, so the report says which value is wrong and why.
+func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*WriteResult, error) {
+	got, err := os.ReadFile(path)
+	if err != nil {
+		res.Problems = append(res.Problems, fmt.Sprintf("%s: missing (%v)", filepath.Base(path), unwrapPath(err)))
+		return res, errors.New(strings.Join(res.Problems, "\n"))
+	}
+	name := filepath.Base(path)
+	loose := map[string]bool{}
+	for _, k := range spec.Loose {
+		loose[k] = true
+	}
+	hint := func(key string) string {
+		if h := spec.Hints[key]; h != "" {
+			return " (hint: " + h + ")"
+		}
+		return ""
+	}
+	switch {
+	case spec.JSON != nil:
+		var learner any
+		dec := json.NewDecoder(bytes.NewReader(got))
+		dec.UseNumber()
+		if err := dec.Decode(&learner); err != nil {
+			res.Problems = append(res.Problems, fmt.Sprintf("%s: not valid JSON: %v", name, err))
+			break
+		}
+		if spec.Schema != "" {
+			if schema, err := jsonschema.Load(rt.ResolveInput(spec.Schema)); err == nil {
+				for _, p := range schema.Validate(learner) {
+					res.Problems = append(res.Problems, fmt.Sprintf("%s: %s%s", name, p, hint(strings.TrimPrefix(p.Path, "/"))))
+				}
+			}
+		}
+		want := jsonRoundTrip(spec.JSON)
+		wm, wok := want.(map[string]any)
+		lm, lok := learner.(map[string]any)
+		if !wok || !lok {
+			if !sameJSON(want, learner) {
+				res.Problems = append(res.Problems, fmt.Sprintf("%s: is %s, expected %s", name, short(learner), short(want)))
+			}
+			break
+		}
+		for _, k := range orderedKeys(spec.JSON) {
+			lv, ok := lm[k]
+			switch {
+			case !ok:
+				res.Problems = append(res.Problems, fmt.Sprintf("%s: key %q is missing%s", name, k, hint(k)))
+			case jsonKind(lv) != jsonKind(wm[k]):
+				res.Problems = append(res.Problems, fmt.Sprintf("%s: %s is %s %s, expected %s%s", name, k, jsonKind(lv), short(lv), jsonKind(wm[k]), hint(k)))
+			case loose[k]:
+			case !sameJSON(wm[k], lv):
+				res.Problems = append(res.Problems, fmt.Sprintf("%s: %s is %s, expected %s%s", name, k, short(lv), short(wm[k]), hint(k)))
+			}
+		}
+	case spec.KV != nil:
+		learner := parseKV(string(got))
+		m := spec.KV.(*eval.Map)
+		for _, k := range m.Keys {
+			lv, ok := learner[k]
+			want := eval.Format(m.Values[k])
+			switch {
+			case !ok:
+				res.Problems = append(res.Problems, fmt.Sprintf("%s: key %q is missing%s", name, k, hint(k)))
+			case loose[k]:
+			case lv != want:
+				res.Problems = append(res.Problems, fmt.Sprintf("%s: %s=%s, expected %s%s", name, k, lv, want, hint(k)))
+			}
+		}
+	case spec.Text != nil:
+		if strings.TrimSpace(string(got)) != strings.TrimSpace(*spec.Text) {
+			res.Problems = append(res.Problems, fmt.Sprintf("%s: content differs from the expected text", name))
+		}
+	}
+	if len(res.Problems) > 0 {
+		return res, errors.New(strings.Join(res.Problems, "\n"))
+	}
+	return res, nil
+}
+
+func parseKV(s string) map[string]string {
+	out := map[string]string{}
+	for _, line := range eval.Lines(s) {
+		k, v, ok := strings.Cut(line, "=")
+		if ok {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+func orderedKeys(x any) []string {
+	if m, ok := x.(*eval.Map); ok {
+		return m.Keys
+	}
+	if m, ok := x.(map[string]any); ok {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return keys
+	}
+	return nil
+}
+
+func jsonRoundTrip(x any) any {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return x
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	if dec.Decode(&out) != nil {
+		return x
+	}
+	return out
+}
+
+func jsonKind(x any) string {
+	switch x.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return reflect.TypeOf(x).String()
+}
+
+// sameJSON compares JSON values; lists of scalars compare as multisets,
+// because the order in which a learner lists backends carries no meaning.
+func sameJSON(a, b any) bool {
+	switch x := a.(type) {
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		fx, _ := strconv.ParseFloat(x.String(), 64)
+		fy, _ := strconv.ParseFloat(y.String(), 64)
+		return fx == fy
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		used := make([]bool, len(y))
+	outer:
+		for _, xe := range x {
+			for j, ye := range y {
+				if !used[j] && sameJSON(xe, ye) {
+					used[j] = true
+					continue outer
+				}
+			}
+			return false
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			if yv, ok := y[k]; !ok || !sameJSON(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func short(x any) string {
+	b, _ := json.Marshal(x)
+	s := string(b)
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/runner"
+)
+
+// actionsCmd documents every action (spec keys, result fields) and every
+// function expressions can call, from the registry itself.
+func actionsCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "labrun actions: takes no arguments")
+		return exitInvalid
+	}
+	for _, a := range actions.All() {
+		mut := "read-only"
+		if a.Mutates {
+			mut = "changes the system"
+		}
+		fmt.Fprintf(stdout, "%s (%s)\n  %s\n  spec:\n", a.Name, mut, a.Doc)
+		for _, f := range eval.SpecFields(a.Spec) {
+			req := ""
+			if f.Required {
+				req = " (required)"
+			}
+			fmt.Fprintf(stdout, "    %-14s %-20s%s %s\n", f.Key, typeName(f.Type), req, f.Doc)
+		}
+		fmt.Fprintf(stdout, "  result:\n")
+		fields := eval.ExprFields(a.Result)
+		names := make([]string, 0, len(fields))
+		for n := range fields {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(stdout, "    %-14s %s\n", n, typeName(fields[n]))
+		}
+		fmt.Fprintln(stdout)
+	}
+	fmt.Fprintln(stdout, "functions (besides expr-lang's builtins):")
+	for _, f := range runner.DefaultFunctions() {
+		fmt.Fprintf(stdout, "  %s\n      %s\n", f.Signature(), f.Doc)
+	}
+	return exitOK
+}
+
+// typeName renders Go types the way playbook authors think of them.
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return typeName(t.Elem())
+	case reflect.Slice:
+		return "list of " + typeName(t.Elem())
+	case reflect.Map:
+		return "map of " + typeName(t.Elem())
+	case reflect.Interface:
+		return "any"
+	case reflect.Struct:
+		if t.String() == "time.Time" {
+			return "time"
+		}
+		return "object"
+	}
+	if t.String() == "time.Duration" {
+		return "duration"
+	}
+	return strings.TrimPrefix(t.String(), "main.")
+}

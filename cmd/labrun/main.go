@@ -1,0 +1,289 @@
+// Command labrun runs hands-on Kubernetes and Cilium labs from declarative
+// YAML playbooks: it solves a lab (run), grades a learner's work (check),
+// and checks a playbook without any cluster (validate).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/console"
+	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/playbookschema"
+	"github.com/labrun/labrun/report"
+	"github.com/labrun/labrun/runner"
+	"github.com/spf13/pflag"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitInvalid     = 2
+	exitInterrupted = 130
+)
+
+var version = "dev"
+
+const usage = `labrun runs hands-on Kubernetes and Cilium labs from YAML playbooks.
+
+Usage:
+  labrun [run] PLAYBOOK [flags]     solve the lab: run every step
+  labrun check PLAYBOOK [flags]     grade a learner's files: read-only steps and assertions only
+  labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
+  labrun schema                     print the playbook JSON Schema
+  labrun actions                    list actions, their spec fields and result types, and functions
+  labrun version                    print the version
+
+Exit codes: 0 passed, 1 a step or assertion failed, 2 invalid input, 130 interrupted.
+Run 'labrun COMMAND --help' for a command's flags.
+`
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Main runs the command line and returns the exit code; tests call it.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitInvalid
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return runCmd(rest, actions.Solve, stdout, stderr)
+	case "check":
+		return runCmd(rest, actions.Check, stdout, stderr)
+	case "validate":
+		return validateCmd(rest, stdout, stderr)
+	case "schema":
+		return schemaCmd(rest, stdout, stderr)
+	case "actions":
+		return actionsCmd(rest, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "labrun", version)
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	if strings.HasPrefix(cmd, "-") || strings.HasSuffix(cmd, ".yaml") || strings.HasSuffix(cmd, ".yml") || fileExists(cmd) {
+		return runCmd(args, actions.Solve, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "validate", "schema", "actions", "version"}), usage)
+	return exitInvalid
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// varFlags are the flags every command that loads a playbook shares.
+type varFlags struct {
+	set  []string
+	vars []string
+}
+
+func (v *varFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&v.set, "set", nil, "override a variable: name=value (YAML-typed: numbers stay numbers); repeatable")
+	fs.StringArrayVar(&v.vars, "vars", nil, "YAML file of variable overrides (name: value); repeatable, later wins; --set wins over files")
+}
+
+func (v *varFlags) options() runner.Options {
+	return runner.Options{Set: v.set, VarsFiles: v.vars}
+}
+
+func newFlagSet(name string, stderr io.Writer, help string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, help)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// printLoadError prints diagnostics one per line and returns exit 2.
+func printLoadError(stderr io.Writer, err error) int {
+	var list diag.List
+	if errors.As(err, &list) {
+		for _, e := range list {
+			fmt.Fprintln(stderr, e.Error())
+		}
+	} else {
+		fmt.Fprintln(stderr, err.Error())
+	}
+	return exitInvalid
+}
+
+func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
+	name := "run"
+	if mode == actions.Check {
+		name = "check"
+	}
+	fs := newFlagSet(name, stderr, fmt.Sprintf("Usage: labrun %s PLAYBOOK [flags]\n\nFlags:\n", name))
+	var vf varFlags
+	vf.register(fs)
+	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json or junit; repeatable")
+	from := fs.String("from", "", "resume at this step, restoring earlier results from the journal in the output directory")
+	dryRun := fs.Bool("dry-run", false, "validate and print the plan; run nothing")
+	verbose := fs.BoolP("verbose", "v", false, "print each step as it starts")
+	noProgress := fs.Bool("no-progress", false, "plain lines even on a terminal")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "labrun %s: expected exactly one playbook, got %d\n", name, fs.NArg())
+		return exitInvalid
+	}
+	type reportReq struct{ format, path string }
+	var reqs []reportReq
+	for _, r := range *reports {
+		format, path, ok := strings.Cut(r, "=")
+		if !ok || path == "" || (format != "json" && format != "junit") {
+			fmt.Fprintf(stderr, "labrun %s: --report %q: expected json=FILE or junit=FILE\n", name, r)
+			return exitInvalid
+		}
+		reqs = append(reqs, reportReq{format, path})
+	}
+	plan, err := runner.Load(fs.Arg(0), vf.options())
+	if err != nil {
+		return printLoadError(stderr, err)
+	}
+	if *dryRun {
+		printPlan(stdout, plan)
+		return exitOK
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// A second Ctrl-C while cleanup runs ends labrun at once.
+		<-ctx.Done()
+		stop()
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		fmt.Fprintln(stderr, "labrun: interrupted again; stopping without finishing cleanup")
+		os.Exit(exitInterrupted)
+	}()
+
+	live := false
+	if f, ok := stdout.(*os.File); ok && !*noProgress {
+		live = console.IsTerminal(f)
+	}
+	r := &runner.Runner{
+		Plan:     plan,
+		Runtime:  &actions.Runtime{Mode: mode},
+		Observer: console.New(stdout, live, *verbose),
+		From:     *from,
+		// Grading goes on after a wrong file, so the learner sees every
+		// problem at once.
+		KeepGoing: mode == actions.Check,
+	}
+	out, err := r.Run(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "labrun %s: %v\n", name, err)
+		return exitInvalid
+	}
+	for _, rq := range reqs {
+		if err := report.Write(rq.format, rq.path, out); err != nil {
+			fmt.Fprintf(stderr, "labrun %s: cannot write %s report: %v\n", name, rq.format, err)
+			return exitFailed
+		}
+	}
+	switch out.Status {
+	case runner.Interrupted:
+		return exitInterrupted
+	case runner.Failed:
+		return exitFailed
+	}
+	return exitOK
+}
+
+func validateCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("validate", stderr, "Usage: labrun validate PLAYBOOK... [flags]\n\nChecks playbooks without a cluster: YAML, keys, types, references and expressions.\n\nFlags:\n")
+	var vf varFlags
+	vf.register(fs)
+	quiet := fs.BoolP("quiet", "q", false, "print only errors")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "labrun validate: expected at least one playbook")
+		return exitInvalid
+	}
+	code := exitOK
+	for _, path := range fs.Args() {
+		plan, err := runner.Load(path, vf.options())
+		if err != nil {
+			code = printLoadError(stderr, err)
+			continue
+		}
+		if !*quiet {
+			printPlan(stdout, plan)
+		}
+	}
+	return code
+}
+
+// printPlan shows what a run would do, step by step.
+func printPlan(w io.Writer, p *runner.Plan) {
+	mut := 0
+	for _, s := range p.Steps {
+		if s.Mutates {
+			mut++
+		}
+	}
+	fmt.Fprintf(w, "%s: %s: valid, %d steps (%d change the system)\n", p.Playbook.File, p.Playbook.Name, len(p.Steps), mut)
+	for _, s := range p.Steps {
+		flag := "  "
+		if s.Mutates {
+			flag = "M "
+		}
+		prefix := fmt.Sprintf("%3d", s.Index+1)
+		if s.Cleanup {
+			prefix = "fin"
+		}
+		line := fmt.Sprintf("  %s %s%-22s %-8s", prefix, flag, s.ID, s.ActionName())
+		if s.Until != nil {
+			line += " until " + s.Until.Src
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+		if reads := s.Reads(); len(reads) > 0 {
+			fmt.Fprintf(w, "          reads  %s\n", strings.Join(reads, ", "))
+		}
+		if wr := s.Writes(); wr != "" {
+			fmt.Fprintf(w, "          writes %s\n", wr)
+		}
+	}
+}
+
+func schemaCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "labrun schema: takes no arguments")
+		return exitInvalid
+	}
+	b, err := playbookschema.Generate()
+	if err != nil {
+		fmt.Fprintln(stderr, "labrun schema:", err)
+		return exitFailed
+	}
+	stdout.Write(b)
+	return exitOK
+}

@@ -1,0 +1,202 @@
+// Package console shows a run's progress to a person: a live status line on
+// a terminal (step, elapsed time, what a wait last saw), plain lines
+// otherwise (CI logs), and on failure the expression, its operand values
+// and the hint.
+package console
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labrun/labrun/runner"
+	"golang.org/x/sys/unix"
+)
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// Printer implements runner.Observer.
+type Printer struct {
+	w       io.Writer
+	live    bool // redraw a status line in place
+	verbose bool
+
+	mu       sync.Mutex
+	total    int
+	current  *runner.StepPlan
+	started  time.Time
+	lastMsg  string
+	lastShow time.Time
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// New returns a printer to w; live enables the redrawn status line.
+func New(w io.Writer, live, verbose bool) *Printer {
+	return &Printer{w: w, live: live, verbose: verbose}
+}
+
+// RunStart prints the header.
+func (p *Printer) RunStart(plan *runner.Plan) {
+	p.total = 0
+	for _, s := range plan.Steps {
+		if !s.Cleanup {
+			p.total++
+		}
+	}
+	fmt.Fprintf(p.w, "labrun: %s (%d steps)\n", plan.Playbook.Name, p.total)
+	if p.live {
+		p.stop, p.done = make(chan struct{}), make(chan struct{})
+		go p.ticker()
+	}
+}
+
+func (p *Printer) ticker() {
+	defer close(p.done)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+	i := 0
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if p.current != nil {
+				i++
+				line := fmt.Sprintf("%s %s %s %.1fs", frames[i%len(frames)], p.counter(p.current), p.current.Label(), time.Since(p.started).Seconds())
+				if p.lastMsg != "" {
+					line += "  " + p.lastMsg
+				}
+				fmt.Fprintf(p.w, "\r\x1b[2K%s", clip(line, 160))
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func (p *Printer) counter(s *runner.StepPlan) string {
+	if s.Cleanup {
+		return "[cleanup]"
+	}
+	w := len(fmt.Sprint(p.total))
+	return fmt.Sprintf("[%*d/%d]", w, s.Index+1, p.total)
+}
+
+// StepStart marks the current step.
+func (p *Printer) StepStart(s *runner.StepPlan) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.current, p.started, p.lastMsg, p.lastShow = s, time.Now(), "", time.Now()
+	if p.verbose && !p.live {
+		fmt.Fprintf(p.w, "%s %s (%s) ...\n", p.counter(s), s.Label(), s.ActionName())
+	}
+}
+
+// StepProgress records what a long step last saw. Without a live line it
+// prints at most every two seconds, so CI logs show a wait's progress
+// without flooding.
+func (p *Printer) StepProgress(s *runner.StepPlan, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lastMsg = msg
+	if !p.live && time.Since(p.lastShow) >= 2*time.Second {
+		p.lastShow = time.Now()
+		fmt.Fprintf(p.w, "    ... %s: %s (%.0fs)\n", s.ID, msg, time.Since(p.started).Seconds())
+	}
+}
+
+// StepEnd prints the step's line and, on failure, why.
+func (p *Printer) StepEnd(r *runner.StepRecord) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live {
+		fmt.Fprint(p.w, "\r\x1b[2K")
+	}
+	p.current = nil
+	mark := map[runner.Status]string{
+		runner.Passed: "ok  ", runner.Failed: "FAIL", runner.Skipped: "skip",
+		runner.Restored: "kept", runner.Interrupted: "INT ",
+	}[r.Status]
+	label := r.ID
+	if r.Name != "" {
+		label = r.ID + ": " + r.Name
+	}
+	counter := "[cleanup]"
+	if r.Step != nil {
+		counter = p.counter(r.Step)
+	}
+	line := fmt.Sprintf("%s %s %s (%s)", mark, counter, label, r.Action)
+	if r.Status == runner.Passed || r.Status == runner.Failed {
+		line += fmt.Sprintf(" %.1fs", r.Seconds)
+	}
+	if r.Reason != "" {
+		line += " - " + r.Reason
+	}
+	fmt.Fprintln(p.w, line)
+	if r.Status != runner.Failed {
+		return
+	}
+	if r.Error != "" {
+		for _, l := range strings.Split(r.Error, "\n") {
+			fmt.Fprintf(p.w, "       %s\n", l)
+		}
+	}
+	for _, a := range r.Assertions {
+		if a.Passed {
+			continue
+		}
+		fmt.Fprintf(p.w, "       assertion failed: %s\n", a.That)
+		if a.Message != "" {
+			fmt.Fprintf(p.w, "         %s\n", a.Message)
+		}
+		for _, o := range a.Operands {
+			fmt.Fprintf(p.w, "         %s = %s\n", o.Expr, o.Value)
+		}
+		if a.Error != "" {
+			fmt.Fprintf(p.w, "         error: %s\n", a.Error)
+		}
+		if a.Hint != "" {
+			fmt.Fprintf(p.w, "         hint: %s\n", a.Hint)
+		}
+	}
+	if r.Hint != "" {
+		fmt.Fprintf(p.w, "       hint: %s\n", r.Hint)
+	}
+}
+
+// RunEnd prints the summary.
+func (p *Printer) RunEnd(o *runner.Outcome) {
+	if p.live && p.stop != nil {
+		close(p.stop)
+		<-p.done
+	}
+	counts := map[runner.Status]int{}
+	for _, s := range o.Steps {
+		counts[s.Status]++
+	}
+	fmt.Fprintf(p.w, "%s: %s in %.1fs (%d passed, %d failed, %d skipped", o.Name, strings.ToUpper(string(o.Status)), o.Seconds, counts[runner.Passed], counts[runner.Failed], counts[runner.Skipped])
+	if n := counts[runner.Restored]; n > 0 {
+		fmt.Fprintf(p.w, ", %d restored", n)
+	}
+	fmt.Fprintln(p.w, ")")
+	if o.OutputDir != "" && o.Mode == "solve" {
+		fmt.Fprintf(p.w, "outputs: %s\n", o.OutputDir)
+	}
+}

@@ -1,0 +1,485 @@
+// Package eval compiles and evaluates the expressions of a playbook: bare
+// conditions (when, until, assert) and ${{ }} templates inside any string.
+// Every expression is compiled once, when the playbook is validated, against
+// the declared types of variables and step results, so a misspelled field or
+// a string compared with a number is reported before anything runs.
+package eval
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/checker"
+	"github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/optimizer"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
+	"github.com/labrun/labrun/diag"
+)
+
+// Root names visible in every expression.
+const (
+	RootVars   = "vars"
+	RootSteps  = "steps"
+	RootEnv    = "env"
+	RootResult = "result"
+)
+
+// stepInfo is what the compiler knows of a step when checking references.
+type stepInfo struct {
+	index  int
+	result reflect.Type
+	pos    diag.Pos
+	field  int // index in the steps struct
+}
+
+// Compiler holds the typed scope of a playbook and compiles expressions
+// against it.
+//
+// Expressions see one environment value, a struct built with reflect from
+// the declarations: vars, steps and env are structs whose fields carry the
+// declared names in expr tags, and result has the step's own result type.
+// Typed structs let expr check every member access at validation time;
+// one expr configuration per result type is kept, because its type cache
+// is what keeps compiling thousands of expressions fast.
+type Compiler struct {
+	funcs     []Function
+	varTypes  map[string]reflect.Type
+	varOrder  []string
+	steps     map[string]stepInfo
+	stepOrder []string
+	envNames  []string
+
+	layout  *layout                       // nil when declarations changed since it was built
+	configs map[reflect.Type]*conf.Config // per result type, for the current layout
+}
+
+// layout is the environment's shape for one set of declarations.
+type layout struct {
+	vars, steps, env reflect.Type // struct types
+	varField         map[string]int
+	stepField        map[string]int
+	envField         map[string]int
+	envTypes         map[reflect.Type]reflect.Type // result type -> env struct type
+}
+
+// NewCompiler returns a compiler that offers funcs to expressions.
+func NewCompiler(funcs []Function) *Compiler {
+	return &Compiler{
+		funcs:    funcs,
+		varTypes: map[string]reflect.Type{},
+		steps:    map[string]stepInfo{},
+	}
+}
+
+// Functions lists the functions expressions can call.
+func (c *Compiler) Functions() []Function { return c.funcs }
+
+func (c *Compiler) changed() { c.layout, c.configs = nil, nil }
+
+// DeclareVar adds a variable of type t; expressions compiled afterwards may
+// read it.
+func (c *Compiler) DeclareVar(name string, t reflect.Type) {
+	if _, ok := c.varTypes[name]; !ok {
+		c.varOrder = append(c.varOrder, name)
+	}
+	c.varTypes[name] = t
+	c.changed()
+}
+
+// VarType returns a declared variable's type.
+func (c *Compiler) VarType(name string) (reflect.Type, bool) {
+	t, ok := c.varTypes[name]
+	return t, ok
+}
+
+// DeclareEnv makes environment variables readable as env.NAME.
+func (c *Compiler) DeclareEnv(names []string) {
+	c.envNames = append(c.envNames, names...)
+	c.changed()
+}
+
+// DeclareStep records step id, in order, with its result type (a struct
+// type; the environment holds a pointer to it).
+func (c *Compiler) DeclareStep(id string, result reflect.Type, pos diag.Pos) {
+	c.steps[id] = stepInfo{index: len(c.stepOrder), result: result, pos: pos, field: len(c.stepOrder)}
+	c.stepOrder = append(c.stepOrder, id)
+	c.changed()
+}
+
+// Context says where an expression stands: which step (by declaration
+// index) it belongs to, so references to later steps are errors, and what
+// `result` is, if anything.
+type Context struct {
+	// Step is the index of the step the expression belongs to; steps at
+	// this index or later are not yet available. -1 means before any step
+	// (variables, outputDir); AllSteps means every step has run.
+	Step   int
+	Result reflect.Type
+	// Want is the kind the value must have (reflect.Bool for conditions),
+	// or reflect.Invalid for any.
+	Want reflect.Kind
+}
+
+// AllSteps is a Context.Step value for expressions that may see every step.
+const AllSteps = int(^uint(0) >> 1)
+
+// Expr is a compiled expression.
+type Expr struct {
+	Src  string
+	Pos  diag.Pos
+	Type reflect.Type // static type; nil when only known at run time
+	// Refs lists the steps.X and vars.X the expression reads, for plans.
+	Refs []string
+	prog *vm.Program
+	// what Explain needs to compile sub-expressions the same way
+	compiler *Compiler
+	result   reflect.Type
+	envType  reflect.Type
+}
+
+// resultField is the type `result` has in the environment: a pointer for
+// struct results, since actions return pointers.
+func resultField(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Struct {
+		return reflect.PointerTo(t)
+	}
+	return t
+}
+
+func structOf(names []string, typeOf func(string) reflect.Type) (reflect.Type, map[string]int) {
+	fields := make([]reflect.StructField, len(names))
+	index := make(map[string]int, len(names))
+	for i, n := range names {
+		fields[i] = reflect.StructField{
+			Name: fmt.Sprintf("F%d", i),
+			Type: typeOf(n),
+			Tag:  reflect.StructTag(fmt.Sprintf(`expr:%q json:%q`, n, n)),
+		}
+		index[n] = i
+	}
+	return reflect.StructOf(fields), index
+}
+
+func (c *Compiler) getLayout() *layout {
+	if c.layout != nil {
+		return c.layout
+	}
+	l := &layout{envTypes: map[reflect.Type]reflect.Type{}}
+	l.vars, l.varField = structOf(c.varOrder, func(n string) reflect.Type { return c.varTypes[n] })
+	l.steps, l.stepField = structOf(c.stepOrder, func(n string) reflect.Type { return resultField(c.steps[n].result) })
+	l.env, l.envField = structOf(c.envNames, func(string) reflect.Type { return reflect.TypeOf("") })
+	c.layout = l
+	return l
+}
+
+// envType is the root struct for expressions with the given result type.
+func (l *layout) envType(result reflect.Type) reflect.Type {
+	if t, ok := l.envTypes[result]; ok {
+		return t
+	}
+	fields := []reflect.StructField{
+		{Name: "Vars", Type: l.vars, Tag: `expr:"vars"`},
+		{Name: "Steps", Type: reflect.PointerTo(l.steps), Tag: `expr:"steps"`},
+		{Name: "Env", Type: l.env, Tag: `expr:"env"`},
+	}
+	if result != nil {
+		fields = append(fields, reflect.StructField{Name: "Result", Type: resultField(result), Tag: `expr:"result"`})
+	}
+	t := reflect.StructOf(fields)
+	l.envTypes[result] = t
+	return t
+}
+
+func (c *Compiler) config(result reflect.Type) (*conf.Config, reflect.Type) {
+	l := c.getLayout()
+	et := l.envType(result)
+	if cfg, ok := c.configs[result]; ok {
+		return cfg, et
+	}
+	cfg := conf.CreateNew()
+	cfg.WithEnv(reflect.Zero(et).Interface())
+	for _, f := range c.funcs {
+		expr.Function(f.Name, f.Fn, f.Types...)(cfg)
+	}
+	if c.configs == nil {
+		c.configs = map[reflect.Type]*conf.Config{}
+	}
+	c.configs[result] = cfg
+	return cfg, et
+}
+
+// Compile checks and compiles src, an expression written at pos.
+func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error) {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return nil, exprError(src, pos, err)
+	}
+	refs, err := c.checkRefs(src, pos, tree.Node, ctx)
+	if err != nil {
+		return nil, err
+	}
+	prog, et, err := c.compile(src, ctx.Result, ctx.Want)
+	if err != nil {
+		return nil, exprError(src, pos, err)
+	}
+	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, compiler: c, result: ctx.Result, envType: et}
+	if t := prog.Node().Type(); t != nil && t.Kind() != reflect.Interface {
+		e.Type = t
+	}
+	return e, nil
+}
+
+func (c *Compiler) compile(src string, result reflect.Type, want reflect.Kind) (*vm.Program, reflect.Type, error) {
+	cfg, et := c.config(result)
+	cfg.Expect, cfg.ExpectAny = reflect.Invalid, false
+	if want == reflect.Bool {
+		cfg.Expect, cfg.ExpectAny = reflect.Bool, true
+	}
+	tree, err := checker.ParseCheck(src, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			return nil, nil, fe.Bind(tree.Source)
+		}
+		return nil, nil, err
+	}
+	prog, err := compiler.Compile(tree, cfg)
+	return prog, et, err
+}
+
+// exprError places an expr-lang error at its column within the file.
+func exprError(src string, pos diag.Pos, err error) error {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		p := pos
+		if fe.Line <= 1 && p.Line > 0 {
+			p.Col += fe.Column
+		} else if fe.Line > 1 {
+			p.Line += fe.Line - 1
+			p.Col = fe.Column + 1
+		}
+		return diag.Errorf(p, "in expression %s: %s", quoteExpr(src), fe.Message)
+	}
+	return diag.Errorf(pos, "in expression %s: %v", quoteExpr(src), err)
+}
+
+func quoteExpr(src string) string {
+	if utf8.RuneCountInString(src) > 60 {
+		src = string([]rune(src)[:57]) + "..."
+	}
+	return "`" + src + "`"
+}
+
+// checkRefs walks the expression for steps.X, vars.X, env.X and result
+// member chains and reports unknown or not-yet-run names in the words of
+// the playbook, with a suggestion, before expr's more generic checker.
+func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Context) ([]string, error) {
+	var first error
+	fail := func(n ast.Node, format string, args ...any) {
+		if first != nil {
+			return
+		}
+		p := pos
+		if loc := n.Location(); loc.From > 0 && p.Line > 0 {
+			p.Col += utf8.RuneCountInString(src[:min(loc.From, len(src))])
+		}
+		first = diag.Errorf(p, "in expression %s: %s", quoteExpr(src), fmt.Sprintf(format, args...))
+	}
+	v := &refVisitor{}
+	ast.Walk(&root, v)
+	var refs []string
+	for _, chain := range v.chains {
+		names := chain.names
+		if len(names) >= 2 && (names[0] == RootSteps || names[0] == RootVars) {
+			ref := names[0] + "." + names[1]
+			if !contains(refs, ref) {
+				refs = append(refs, ref)
+			}
+		}
+		switch names[0] {
+		case RootSteps:
+			if len(names) < 2 {
+				continue
+			}
+			s, ok := c.steps[names[1]]
+			if !ok {
+				fail(chain.node, "unknown step %q%s", names[1], diag.DidYouMean(names[1], c.stepOrder))
+				continue
+			}
+			if s.index >= ctx.Step {
+				if ctx.Step >= 0 && s.index == ctx.Step {
+					fail(chain.node, "steps.%s is this step itself; use result for its own result", names[1])
+				} else {
+					fail(chain.node, "step %q has not run yet at this point (it is declared at %s)", names[1], s.pos)
+				}
+				continue
+			}
+			if msg := fieldPath("steps."+names[1], s.result, names[2:]); msg != "" {
+				fail(chain.node, "%s", msg)
+			}
+		case RootVars:
+			if len(names) < 2 {
+				continue
+			}
+			t, ok := c.varTypes[names[1]]
+			if !ok {
+				fail(chain.node, "unknown variable %q%s", names[1], diag.DidYouMean(names[1], c.varOrder))
+				continue
+			}
+			if msg := fieldPath("vars."+names[1], t, names[2:]); msg != "" {
+				fail(chain.node, "%s", msg)
+			}
+		case RootEnv:
+			if len(names) < 2 {
+				continue
+			}
+			if !contains(c.envNames, names[1]) {
+				fail(chain.node, "environment variable %q is not declared; add it to the playbook's env list%s", names[1], diag.DidYouMean(names[1], c.envNames))
+			}
+		case RootResult:
+			if ctx.Result == nil {
+				fail(chain.node, "result is not available here; it exists in until and assert of a step")
+				continue
+			}
+			if msg := fieldPath("result", ctx.Result, names[1:]); msg != "" {
+				fail(chain.node, "%s", msg)
+			}
+		}
+	}
+	return refs, first
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldPath follows names through t by expr field names and reports the
+// first one that does not exist, listing what does.
+func fieldPath(prefix string, t reflect.Type, names []string) string {
+	path := prefix
+	for _, name := range names {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == nil {
+			return ""
+		}
+		switch t.Kind() {
+		case reflect.Struct:
+			fields := ExprFields(t)
+			ft, ok := fields[name]
+			if !ok {
+				if _, isMethod := reflect.PointerTo(t).MethodByName(name); isMethod {
+					return ""
+				}
+				keys := make([]string, 0, len(fields))
+				for k := range fields {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				return fmt.Sprintf("%s has no field %q%s; fields: %s", path, name, diag.DidYouMean(name, keys), strings.Join(keys, ", "))
+			}
+			t = ft
+		case reflect.Map:
+			t = t.Elem()
+		default:
+			return ""
+		}
+		path += "." + name
+	}
+	return ""
+}
+
+// ExprFields maps the names expressions use for a struct's fields (the
+// expr tag, else the Go name) to their types, following embedded structs.
+func ExprFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for k, v := range ExprFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		name := f.Tag.Get("expr")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+// chain is a member access path such as steps.svc.stdout.
+type chain struct {
+	names []string
+	node  ast.Node
+}
+
+type refVisitor struct {
+	chains []chain
+}
+
+// Visit collects the longest identifier.member.member chains. ast.Walk
+// visits children first, so inner chains are seen before outer ones and
+// replaced by them.
+func (v *refVisitor) Visit(node *ast.Node) {
+	names, ok := memberChain(*node)
+	if !ok || len(names) == 0 {
+		return
+	}
+	if m, isMember := (*node).(*ast.MemberNode); isMember {
+		// drop the inner chain recorded just before
+		for i := len(v.chains) - 1; i >= 0; i-- {
+			if v.chains[i].node == m.Node {
+				v.chains = append(v.chains[:i], v.chains[i+1:]...)
+				break
+			}
+		}
+	}
+	v.chains = append(v.chains, chain{names: names, node: *node})
+}
+
+// memberChain returns ["steps","svc","stdout"] for steps.svc.stdout and
+// steps["svc"].stdout; false for anything that is not a plain chain.
+func memberChain(n ast.Node) ([]string, bool) {
+	switch n := n.(type) {
+	case *ast.IdentifierNode:
+		return []string{n.Value}, true
+	case *ast.MemberNode:
+		prop, ok := n.Property.(*ast.StringNode)
+		if !ok {
+			return nil, false
+		}
+		base, ok := memberChain(n.Node)
+		if !ok {
+			return nil, false
+		}
+		return append(base, prop.Value), true
+	}
+	return nil, false
+}

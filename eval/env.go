@@ -1,0 +1,286 @@
+package eval
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Env is what expressions see while a playbook runs: typed values laid out
+// as the compiler declared them.
+type Env struct {
+	l      *layout
+	vars   reflect.Value // struct
+	steps  reflect.Value // pointer to struct, shared by copies of the Env
+	env    reflect.Value // struct
+	result reflect.Value
+}
+
+// NewEnv returns an environment for the compiler's declarations, with
+// every step result nil until set.
+func (c *Compiler) NewEnv() *Env {
+	l := c.getLayout()
+	return &Env{
+		l:     l,
+		vars:  reflect.New(l.vars).Elem(),
+		steps: reflect.New(l.steps),
+		env:   reflect.New(l.env).Elem(),
+	}
+}
+
+// SetVar stores a variable's value, converting it to the declared type.
+func (e *Env) SetVar(name string, v any) error {
+	i, ok := e.l.varField[name]
+	if !ok {
+		return fmt.Errorf("unknown variable %s", name)
+	}
+	f := e.vars.Field(i)
+	rv, err := fit(v, f.Type())
+	if err != nil {
+		return fmt.Errorf("variable %s: %v", name, err)
+	}
+	f.Set(rv)
+	return nil
+}
+
+// Var returns a variable's value.
+func (e *Env) Var(name string) any {
+	if i, ok := e.l.varField[name]; ok {
+		return e.vars.Field(i).Interface()
+	}
+	return nil
+}
+
+// SetEnv stores an environment variable's value.
+func (e *Env) SetEnv(name, value string) {
+	if i, ok := e.l.envField[name]; ok {
+		e.env.Field(i).SetString(value)
+	}
+}
+
+// SetStep stores a step's result (a pointer to its result struct).
+func (e *Env) SetStep(id string, v any) error {
+	i, ok := e.l.stepField[id]
+	if !ok {
+		return fmt.Errorf("unknown step %s", id)
+	}
+	f := e.steps.Elem().Field(i)
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		f.Set(reflect.Zero(f.Type()))
+		return nil
+	}
+	if !rv.Type().AssignableTo(f.Type()) {
+		return fmt.Errorf("step %s: result is %s, declared %s", id, rv.Type(), f.Type())
+	}
+	f.Set(rv)
+	return nil
+}
+
+// Step returns a step's stored result.
+func (e *Env) Step(id string) any {
+	if i, ok := e.l.stepField[id]; ok {
+		return e.steps.Elem().Field(i).Interface()
+	}
+	return nil
+}
+
+// WithResult returns a copy of env in which `result` is r.
+func (e *Env) WithResult(r any) *Env {
+	c := *e
+	c.result = reflect.ValueOf(r)
+	return &c
+}
+
+// fit converts a run-time value to a declared Go type where the meaning is
+// kept (an int into a float64 field, []any into []any).
+func fit(v any, t reflect.Type) (reflect.Value, error) {
+	if v == nil {
+		return reflect.Zero(t), nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Type().AssignableTo(t) {
+		return rv, nil
+	}
+	if t.Kind() == reflect.Float64 {
+		if f, ok := toFloat(v); ok {
+			return reflect.ValueOf(f), nil
+		}
+	}
+	if t.Kind() == reflect.Int {
+		if n, ok := toInt(v); ok {
+			return reflect.ValueOf(int(n)), nil
+		}
+	}
+	if t.Kind() == reflect.String {
+		switch v.(type) {
+		case int, int64, float64, bool:
+			return reflect.ValueOf(Format(v)), nil
+		}
+	}
+	return reflect.Value{}, fmt.Errorf("value %s is %s, expected %s", Show(v), rv.Type(), t)
+}
+
+// root builds the value expr runs against, in the layout the expression
+// was compiled for. Expressions of variables are compiled before later
+// declarations exist, so their layout may be a subset of the run's: values
+// are then copied over by name.
+func (e *Env) root(et reflect.Type) reflect.Value {
+	r := reflect.New(et).Elem()
+	r.Field(0).Set(adapt(e.vars, et.Field(0).Type))
+	if steps := et.Field(1).Type; steps == e.steps.Type() {
+		r.Field(1).Set(e.steps)
+	} else {
+		p := reflect.New(steps.Elem())
+		p.Elem().Set(adapt(e.steps.Elem(), steps.Elem()))
+		r.Field(1).Set(p)
+	}
+	r.Field(2).Set(adapt(e.env, et.Field(2).Type))
+	if et.NumField() > 3 && e.result.IsValid() {
+		ft := et.Field(3).Type
+		if e.result.Type().AssignableTo(ft) {
+			r.Field(3).Set(e.result)
+		}
+	}
+	return r
+}
+
+func adapt(v reflect.Value, t reflect.Type) reflect.Value {
+	if v.Type() == t {
+		return v
+	}
+	out := reflect.New(t).Elem()
+	byName := map[string]int{}
+	for i := 0; i < v.NumField(); i++ {
+		byName[v.Type().Field(i).Tag.Get("expr")] = i
+	}
+	for i := 0; i < t.NumField(); i++ {
+		if j, ok := byName[t.Field(i).Tag.Get("expr")]; ok && v.Field(j).Type().AssignableTo(t.Field(i).Type) {
+			out.Field(i).Set(v.Field(j))
+		}
+	}
+	return out
+}
+
+// Eval runs the expression.
+func (x *Expr) Eval(env *Env) (any, error) {
+	out, err := vm.Run(x.prog, env.root(x.envType).Interface())
+	if err != nil {
+		return nil, fmt.Errorf("%s: expression %s: %v", x.Pos, quoteExpr(x.Src), firstLine(err.Error()))
+	}
+	return out, nil
+}
+
+// EvalBool runs a condition.
+func (x *Expr) EvalBool(env *Env) (bool, error) {
+	out, err := x.Eval(env)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, fmt.Errorf("%s: expression %s gave %s, expected true or false", x.Pos, quoteExpr(x.Src), Format(out))
+	}
+	return b, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// Operand is a sub-expression of a failed condition with the value it had.
+type Operand struct {
+	Expr  string `json:"expr"`
+	Value string `json:"value"`
+}
+
+// Explain evaluates the operands of a condition that came out false, so a
+// failure can say "steps.svc.count == 4: left is 2". For a chain of `and`
+// it explains the first part that is false; for a comparison, both sides;
+// for a function call or negation, its arguments.
+func (x *Expr) Explain(env *Env) []Operand {
+	tree, err := parser.Parse(x.Src)
+	if err != nil {
+		return nil
+	}
+	eval := func(n ast.Node) (any, bool) {
+		prog, et, err := x.compiler.compile(n.String(), x.result, reflect.Invalid)
+		if err != nil {
+			return nil, false
+		}
+		out, err := vm.Run(prog, env.root(et).Interface())
+		if err != nil {
+			return nil, false
+		}
+		return out, true
+	}
+	node := tree.Node
+	// descend into the first false conjunct
+	for {
+		b, ok := node.(*ast.BinaryNode)
+		if !ok || (b.Operator != "and" && b.Operator != "&&") {
+			break
+		}
+		if v, ok := eval(b.Left); ok && v == false {
+			node = b.Left
+		} else {
+			node = b.Right
+		}
+	}
+	var operands []ast.Node
+	switch n := node.(type) {
+	case *ast.BinaryNode:
+		operands = []ast.Node{n.Left, n.Right}
+	case *ast.UnaryNode:
+		operands = []ast.Node{n.Node}
+	case *ast.CallNode:
+		operands = n.Arguments
+	case *ast.BuiltinNode:
+		operands = n.Arguments
+	default:
+		operands = []ast.Node{node}
+	}
+	var out []Operand
+	for _, o := range operands {
+		if isConstant(o) {
+			continue
+		}
+		v, ok := eval(o)
+		s := "(error)"
+		if ok {
+			s = Show(v)
+		}
+		out = append(out, Operand{Expr: o.String(), Value: s})
+	}
+	return out
+}
+
+func isConstant(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode, *ast.StringNode, *ast.BoolNode, *ast.NilNode, *ast.ConstantNode:
+		return true
+	}
+	return false
+}
+
+// Show renders a value for a person: strings quoted, long values cut.
+func Show(v any) string {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = fmt.Sprintf("%q", x)
+	case nil:
+		s = "nil"
+	default:
+		s = Format(v)
+	}
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return s
+}

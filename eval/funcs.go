@@ -1,0 +1,246 @@
+package eval
+
+import (
+	"fmt"
+	"net"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Function is a function offered to expressions, with the Go signature the
+// checker uses (a pointer to a func value, as expr.Function expects).
+type Function struct {
+	Name  string
+	Doc   string
+	Fn    func(args ...any) (any, error)
+	Types []any
+}
+
+// Signature renders the function's declared types for `labrun actions`.
+func (f Function) Signature() string {
+	var sigs []string
+	for _, t := range f.Types {
+		ft := reflect.TypeOf(t)
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		sigs = append(sigs, f.Name+strings.TrimPrefix(ft.String(), "func"))
+	}
+	return strings.Join(sigs, "; ")
+}
+
+// HostPort is an address split into host and numeric port.
+type HostPort struct {
+	Host string `json:"host" expr:"host"`
+	Port int    `json:"port" expr:"port"`
+}
+
+// Unary builds a typed one-argument Function from a Go function.
+func Unary[A, R any](name, doc string, f func(A) (R, error)) Function {
+	return Function{Name: name, Doc: doc, Types: []any{new(func(A) R)}, Fn: func(args ...any) (any, error) {
+		a, err := coerce[A](name, 1, args[0])
+		if err != nil {
+			return nil, err
+		}
+		return f(a)
+	}}
+}
+
+// Binary builds a typed two-argument Function from a Go function.
+func Binary[A, B, R any](name, doc string, f func(A, B) (R, error)) Function {
+	return Function{Name: name, Doc: doc, Types: []any{new(func(A, B) R)}, Fn: func(args ...any) (any, error) {
+		a, err := coerce[A](name, 1, args[0])
+		if err != nil {
+			return nil, err
+		}
+		b, err := coerce[B](name, 2, args[1])
+		if err != nil {
+			return nil, err
+		}
+		return f(a, b)
+	}}
+}
+
+// coerce converts a run-time argument to the declared parameter type. The
+// checker lets an argument of unknown type (from fromJSON, say) through, so
+// the conversion is checked here rather than left to panic.
+func coerce[T any](fn string, pos int, v any) (T, error) {
+	var zero T
+	if t, ok := v.(T); ok {
+		return t, nil
+	}
+	want := reflect.TypeOf(&zero).Elem()
+	if want.Kind() == reflect.Slice && v != nil {
+		rv := reflect.ValueOf(v)
+		if rv.Kind() == reflect.Slice {
+			out := reflect.MakeSlice(want, rv.Len(), rv.Len())
+			for i := 0; i < rv.Len(); i++ {
+				e := rv.Index(i)
+				if e.Kind() == reflect.Interface {
+					e = e.Elem()
+				}
+				if !e.IsValid() || !e.Type().AssignableTo(want.Elem()) {
+					if want.Elem().Kind() == reflect.Interface {
+						continue
+					}
+					return zero, fmt.Errorf("%s: argument %d: element %d is %s, not %s", fn, pos, i, typeName(e), want.Elem())
+				}
+				out.Index(i).Set(e)
+			}
+			return out.Interface().(T), nil
+		}
+	}
+	if want.Kind() == reflect.Int {
+		switch n := v.(type) {
+		case float64:
+			if n == float64(int(n)) {
+				return any(int(n)).(T), nil
+			}
+		case int64:
+			return any(int(n)).(T), nil
+		}
+	}
+	return zero, fmt.Errorf("%s: argument %d is %s, not %s", fn, pos, typeName(reflect.ValueOf(v)), want)
+}
+
+func typeName(v reflect.Value) string {
+	if !v.IsValid() {
+		return "nil"
+	}
+	return v.Type().String()
+}
+
+var regexps sync.Map // pattern -> *regexp.Regexp; patterns are few and reused in polls
+
+func compileRegexp(pattern string) (*regexp.Regexp, error) {
+	if re, ok := regexps.Load(pattern); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("bad regular expression %q: %v", pattern, err)
+	}
+	regexps.Store(pattern, re)
+	return re, nil
+}
+
+// Lines splits command output into lines, without the empty line a final
+// newline would produce, so that len(lines(x)) counts what a person sees.
+func Lines(text string) []string {
+	text = strings.TrimSuffix(text, "\n")
+	if text == "" {
+		return []string{}
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
+}
+
+// Grep returns the lines that contain substr, like grep -F.
+func Grep(text, substr string) []string {
+	out := []string{}
+	for _, l := range Lines(text) {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func sliceKey(v any) string { return fmt.Sprintf("%T:%v", v, v) }
+
+// Difference returns the items of a that are not in b, in a's order.
+func Difference(a, b []any) []any {
+	inB := map[string]bool{}
+	for _, x := range b {
+		inB[sliceKey(x)] = true
+	}
+	out := []any{}
+	for _, x := range a {
+		if !inB[sliceKey(x)] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Builtins returns labrun's helper functions, on top of expr-lang's own
+// (len, filter, map, split, upper, toJSON, fromJSON, sort, uniq, ...).
+func Builtins() []Function {
+	return []Function{
+		Unary("lines", "Split text into lines (no trailing empty line).", func(s string) ([]string, error) { return Lines(s), nil }),
+		Binary("countLines", "Number of lines of text that contain substr, like grep -c -F.", func(s, sub string) (int, error) { return len(Grep(s, sub)), nil }),
+		Binary("grep", "Lines of text that contain substr, like grep -F.", func(s, sub string) ([]string, error) { return Grep(s, sub), nil }),
+		Binary("grepRe", "Lines of text that match a regular expression (RE2).", func(s, pattern string) ([]string, error) {
+			re, err := compileRegexp(pattern)
+			if err != nil {
+				return nil, err
+			}
+			out := []string{}
+			for _, l := range Lines(s) {
+				if re.MatchString(l) {
+					out = append(out, l)
+				}
+			}
+			return out, nil
+		}),
+		Binary("capture", "Groups of the first match of a regular expression (index 0 is the whole match); empty when nothing matches.", func(s, pattern string) ([]string, error) {
+			re, err := compileRegexp(pattern)
+			if err != nil {
+				return nil, err
+			}
+			m := re.FindStringSubmatch(s)
+			if m == nil {
+				return []string{}, nil
+			}
+			return m, nil
+		}),
+		Binary("captureAll", "Groups of every match of a regular expression.", func(s, pattern string) ([][]string, error) {
+			re, err := compileRegexp(pattern)
+			if err != nil {
+				return nil, err
+			}
+			m := re.FindAllStringSubmatch(s, -1)
+			if m == nil {
+				return [][]string{}, nil
+			}
+			return m, nil
+		}),
+		Unary("fields", "Split a string on runs of white space.", func(s string) ([]string, error) { return strings.Fields(s), nil }),
+		Unary("fromYAML", "Decode YAML text into maps, lists and scalars.", func(s string) (any, error) {
+			var v any
+			if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+				return nil, fmt.Errorf("fromYAML: %v", err)
+			}
+			return v, nil
+		}),
+		Unary("splitHostPort", "Split \"ip:port\" or \"[v6]:port\" into host and numeric port.", func(s string) (HostPort, error) {
+			h, p, err := net.SplitHostPort(s)
+			if err != nil {
+				return HostPort{}, fmt.Errorf("splitHostPort(%q): %v", s, err)
+			}
+			port, err := strconv.Atoi(p)
+			if err != nil {
+				return HostPort{}, fmt.Errorf("splitHostPort(%q): port %q is not a number", s, p)
+			}
+			return HostPort{Host: h, Port: port}, nil
+		}),
+		Binary("joinHostPort", "Join host and port as \"ip:port\", bracketing IPv6.", func(h string, p int) (string, error) {
+			return net.JoinHostPort(h, strconv.Itoa(p)), nil
+		}),
+		Binary("difference", "Items of a that are not in b, in a's order.", func(a, b []any) ([]any, error) { return Difference(a, b), nil }),
+		Binary("intersection", "Items of a that are also in b, in a's order.", func(a, b []any) ([]any, error) {
+			return Difference(a, Difference(a, b)), nil
+		}),
+		Binary("sameSet", "Whether a and b hold the same items, ignoring order and repeats.", func(a, b []any) (bool, error) {
+			return len(Difference(a, b)) == 0 && len(Difference(b, a)) == 0, nil
+		}),
+	}
+}

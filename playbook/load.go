@@ -1,0 +1,538 @@
+package playbook
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labrun/labrun/diag"
+	"gopkg.in/yaml.v3"
+)
+
+// MaxFileSize bounds what the loader reads: playbooks are hand-written, and
+// a bound keeps a stray binary or a generated monster from eating memory.
+const MaxFileSize = 16 << 20
+
+// idPattern keeps step ids usable as expr member names (steps.web_ready).
+var idPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// varPattern is the same rule for variable names (vars.out).
+var varPattern = idPattern
+
+// LoadFile reads and checks a playbook file. actions lists the action names
+// that may appear as a step key. All shape errors are returned together.
+func LoadFile(path string, actions []string) (*Playbook, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, diag.Errorf(diag.Pos{File: path}, "cannot read playbook: %v", unwrapPathError(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, diag.Errorf(diag.Pos{File: path}, "cannot read playbook: %v", unwrapPathError(err))
+	}
+	return Load(path, data, actions)
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Load parses playbook text; file names the source in errors.
+func Load(file string, data []byte, actions []string) (*Playbook, error) {
+	root, err := parseDocument(file, data)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{file: file, actions: actions}
+	pb := &Playbook{File: file, Root: root, Pos: d.pos(root)}
+	d.checkNoAliases(root)
+	if len(d.errs) > 0 {
+		return nil, d.errs.Sort()
+	}
+	d.decodeStruct(root, reflect.ValueOf(pb).Elem())
+	d.checkPlaybook(pb)
+	if len(d.errs) > 0 {
+		return nil, d.errs.Sort()
+	}
+	return pb, nil
+}
+
+// parseDocument turns bytes into the one mapping node of a playbook,
+// rejecting what is not a text YAML mapping before yaml.v3 sees it.
+func parseDocument(file string, data []byte) (*yaml.Node, error) {
+	at := func(line, col int, format string, args ...any) error {
+		return diag.Errorf(diag.Pos{File: file, Line: line, Col: col}, format, args...)
+	}
+	if len(data) > MaxFileSize {
+		return nil, at(1, 1, "playbook is larger than %d MiB; expected a hand-written YAML file", MaxFileSize>>20)
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		line, col := lineCol(data, i)
+		return nil, at(line, col, "not a YAML text file: NUL byte at offset %d", i)
+	}
+	if !utf8.Valid(data) {
+		i := firstInvalidUTF8(data)
+		line, col := lineCol(data, i)
+		return nil, at(line, col, "not a YAML text file: invalid UTF-8 at offset %d", i)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, at(1, 1, "empty playbook: expected a mapping with name and steps")
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, at(1, 1, "empty playbook: expected a mapping with name and steps")
+		}
+		return nil, yamlError(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, at(extra.Line, extra.Column, "a playbook is one YAML document; found a second one (remove the --- separator)")
+	} else if !errors.Is(err, io.EOF) {
+		return nil, yamlError(file, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, at(1, 1, "empty playbook: expected a mapping with name and steps")
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil, at(root.Line, root.Column, "empty playbook: expected a mapping with name and steps")
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, at(root.Line, root.Column, "a playbook must be a YAML mapping with name and steps, found %s", describe(root))
+	}
+	return root, nil
+}
+
+var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// yamlError rewrites yaml.v3's "yaml: line N: msg" into file:N:1: msg.
+func yamlError(file string, err error) error {
+	msg := err.Error()
+	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		line := 1
+		if m[1] != "" {
+			line, _ = strconv.Atoi(m[1])
+		}
+		return diag.Errorf(diag.Pos{File: file, Line: line, Col: 1}, "invalid YAML: %s", m[2])
+	}
+	return diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, "invalid YAML: %s", msg)
+}
+
+func lineCol(data []byte, off int) (int, int) {
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	col := off - bytes.LastIndexByte(data[:off], '\n')
+	return line, col
+}
+
+func firstInvalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(data)
+}
+
+// describe names a node's YAML type for messages ("a list", "the string \"x\"").
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "the boolean " + n.Value
+		case "!!int", "!!float":
+			return "the number " + n.Value
+		}
+		v := n.Value
+		if len(v) > 40 {
+			v = v[:37] + "..."
+		}
+		return fmt.Sprintf("the string %q", v)
+	}
+	return "nothing"
+}
+
+// Describe is describe for other packages that report on raw nodes.
+func Describe(n *yaml.Node) string { return describe(n) }
+
+// decoder walks YAML nodes into the structs of this package, collecting
+// errors instead of stopping at the first one.
+type decoder struct {
+	file    string
+	actions []string
+	errs    diag.List
+}
+
+func (d *decoder) pos(n *yaml.Node) diag.Pos {
+	return diag.Pos{File: d.file, Line: n.Line, Col: n.Column}
+}
+
+// Pos returns the position of a node in file.
+func Pos(file string, n *yaml.Node) diag.Pos {
+	return diag.Pos{File: file, Line: n.Line, Col: n.Column}
+}
+
+func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
+	d.errs.Add(d.pos(n), format, args...)
+}
+
+// checkNoAliases rejects anchors' aliases and merge keys. They are the
+// vector of "billion laughs" bombs, and vars already give reuse.
+func (d *decoder) checkNoAliases(n *yaml.Node) {
+	if n.Kind == yaml.AliasNode {
+		d.errorf(n, "YAML aliases (*%s) are not supported; use vars and ${{ }} for reuse", n.Value)
+		return
+	}
+	for _, c := range n.Content {
+		d.checkNoAliases(c)
+	}
+}
+
+// field is one YAML key of a struct, read from its tags.
+type field struct {
+	key      string
+	index    int
+	required bool
+}
+
+func structFields(t reflect.Type) []field {
+	var out []field
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		key := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if key == "" || key == "-" {
+			continue
+		}
+		out = append(out, field{key: key, index: i, required: f.Tag.Get("required") == "true"})
+	}
+	return out
+}
+
+// Keys returns the YAML keys a struct type accepts, for schema generation
+// and "did you mean" suggestions.
+func Keys(t reflect.Type) []string {
+	var keys []string
+	for _, f := range structFields(t) {
+		keys = append(keys, f.key)
+	}
+	return keys
+}
+
+var (
+	textType      = reflect.TypeOf(Text{})
+	durationType  = reflect.TypeOf(Duration{})
+	nodeType      = reflect.TypeOf(&yaml.Node{})
+	varsType      = reflect.TypeOf([]*Var{})
+	assertsType   = reflect.TypeOf([]*Assertion{})
+	stepsType     = reflect.TypeOf([]*Step{})
+	stepType      = reflect.TypeOf(Step{})
+	assertionType = reflect.TypeOf(Assertion{})
+)
+
+// decodeStruct fills a struct from a mapping, reporting unknown keys with a
+// suggestion, duplicate keys, and missing required keys.
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "expected a mapping, found %s", describe(n))
+		return
+	}
+	fields := structFields(v.Type())
+	byKey := map[string]field{}
+	var keys []string
+	for _, f := range fields {
+		byKey[f.key] = f
+		keys = append(keys, f.key)
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if !d.checkKey(k, seen) {
+			continue
+		}
+		f, ok := byKey[k.Value]
+		if !ok {
+			d.errorf(k, "unknown key %q%s; expected one of: %s", k.Value, diag.DidYouMean(k.Value, keys), strings.Join(keys, ", "))
+			continue
+		}
+		d.decodeValue(val, v.Field(f.index))
+	}
+	for _, f := range fields {
+		if f.required && !seen[f.key] {
+			d.errorf(n, "missing required key %q", f.key)
+		}
+	}
+}
+
+// checkKey validates a mapping key: a plain string, not seen before.
+func (d *decoder) checkKey(k *yaml.Node, seen map[string]bool) bool {
+	if k.Kind != yaml.ScalarNode || (k.Tag != "!!str" && k.Tag != "!!int" && k.Tag != "!!bool" && k.Tag != "!!float") {
+		d.errorf(k, "mapping keys must be plain strings, found %s", describe(k))
+		return false
+	}
+	if seen[k.Value] {
+		d.errorf(k, "duplicate key %q", k.Value)
+		return false
+	}
+	seen[k.Value] = true
+	return true
+}
+
+func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
+	switch v.Type() {
+	case textType:
+		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+			d.errorf(n, "expected a string, found %s", describe(n))
+			return
+		}
+		v.Set(reflect.ValueOf(Text{Value: n.Value, Pos: d.pos(n), Node: n}))
+		return
+	case durationType:
+		dur, ok := d.duration(n)
+		if ok {
+			v.Set(reflect.ValueOf(dur))
+		}
+		return
+	case nodeType:
+		v.Set(reflect.ValueOf(n))
+		return
+	case varsType:
+		v.Set(reflect.ValueOf(d.vars(n)))
+		return
+	case assertsType:
+		v.Set(reflect.ValueOf(d.asserts(n)))
+		return
+	case stepsType:
+		v.Set(reflect.ValueOf(d.steps(n)))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+			d.errorf(n, "expected a string, found %s", describe(n))
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Int:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+			d.errorf(n, "expected a whole number, found %s", describe(n))
+			return
+		}
+		i, err := strconv.Atoi(n.Value)
+		if err != nil || i < 0 {
+			d.errorf(n, "expected a whole number from 0 up, found %s", describe(n))
+			return
+		}
+		v.SetInt(int64(i))
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.errorf(n, "expected a list, found %s", describe(n))
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, c := range n.Content {
+			d.decodeValue(c, s.Index(i))
+		}
+		v.Set(s)
+	default:
+		panic("playbook: unsupported field type " + v.Type().String())
+	}
+}
+
+// duration reads "250ms", "2m", "1h30m" or a plain number of seconds.
+func (d *decoder) duration(n *yaml.Node) (Duration, bool) {
+	if n.Kind != yaml.ScalarNode {
+		d.errorf(n, "expected a duration such as 30s or 2m, found %s", describe(n))
+		return Duration{}, false
+	}
+	var dur time.Duration
+	switch n.Tag {
+	case "!!int", "!!float":
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil {
+			d.errorf(n, "expected a duration such as 30s or 2m, found %s", describe(n))
+			return Duration{}, false
+		}
+		dur = time.Duration(f * float64(time.Second))
+	case "!!str":
+		var err error
+		dur, err = time.ParseDuration(n.Value)
+		if err != nil {
+			d.errorf(n, "expected a duration such as 30s or 2m, found %s", describe(n))
+			return Duration{}, false
+		}
+	default:
+		d.errorf(n, "expected a duration such as 30s or 2m, found %s", describe(n))
+		return Duration{}, false
+	}
+	if dur <= 0 {
+		d.errorf(n, "duration must be positive, found %s", n.Value)
+		return Duration{}, false
+	}
+	return Duration{D: dur, Pos: d.pos(n), Set: true}, true
+}
+
+func (d *decoder) vars(n *yaml.Node) []*Var {
+	if n.Kind != yaml.MappingNode {
+		if n.Tag == "!!null" {
+			return nil
+		}
+		d.errorf(n, "vars must be a mapping of name: default value, found %s", describe(n))
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []*Var
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if !d.checkKey(k, seen) {
+			continue
+		}
+		if !varPattern.MatchString(k.Value) {
+			d.errorf(k, "variable name %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say vars.%s", k.Value, strings.ReplaceAll(k.Value, "-", "_"))
+			continue
+		}
+		out = append(out, &Var{Name: k.Value, Pos: d.pos(k), Value: val})
+	}
+	return out
+}
+
+func (d *decoder) asserts(n *yaml.Node) []*Assertion {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "assert must be a list of conditions, found %s", describe(n))
+		return nil
+	}
+	var out []*Assertion
+	for _, c := range n.Content {
+		a := &Assertion{Pos: d.pos(c)}
+		switch {
+		case c.Kind == yaml.ScalarNode && c.Tag == "!!str":
+			a.That = Text{Value: c.Value, Pos: d.pos(c), Node: c}
+		case c.Kind == yaml.MappingNode:
+			d.decodeStruct(c, reflect.ValueOf(a).Elem())
+			a.Pos = d.pos(c)
+		default:
+			d.errorf(c, "an assertion is an expression string or a mapping with that/message/hint, found %s", describe(c))
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func (d *decoder) steps(n *yaml.Node) []*Step {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "expected a list of steps, found %s", describe(n))
+		return nil
+	}
+	var out []*Step
+	for _, c := range n.Content {
+		if s := d.step(c); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// step decodes one step: its control keys through the struct tags, and the
+// one remaining key that names an action.
+func (d *decoder) step(n *yaml.Node) *Step {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "a step must be a mapping with an id and one action, found %s", describe(n))
+		return nil
+	}
+	s := &Step{Pos: d.pos(n)}
+	fields := structFields(stepType)
+	byKey := map[string]field{}
+	var keys []string
+	for _, f := range fields {
+		byKey[f.key] = f
+		keys = append(keys, f.key)
+	}
+	isAction := map[string]bool{}
+	for _, a := range d.actions {
+		isAction[a] = true
+	}
+	seen := map[string]bool{}
+	v := reflect.ValueOf(s).Elem()
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if !d.checkKey(k, seen) {
+			continue
+		}
+		if f, ok := byKey[k.Value]; ok {
+			d.decodeValue(val, v.Field(f.index))
+			continue
+		}
+		if isAction[k.Value] {
+			if s.Action != "" {
+				d.errorf(k, "step has two actions, %s and %s; a step does exactly one thing", s.Action, k.Value)
+				continue
+			}
+			s.Action, s.ActionPos, s.Spec = k.Value, d.pos(k), val
+			continue
+		}
+		all := append(append([]string{}, keys...), d.actions...)
+		d.errorf(k, "unknown step key %q%s; expected an action (%s) or one of: %s", k.Value, diag.DidYouMean(k.Value, all), strings.Join(d.actions, ", "), strings.Join(keys, ", "))
+	}
+	if !seen["id"] {
+		d.errorf(n, "step has no id; add id: <name> so later steps can refer to it")
+	} else if s.ID.Node != nil && !idPattern.MatchString(s.ID.Value) {
+		d.errorf(s.ID.Node, "step id %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say steps.%s", s.ID.Value, strings.ReplaceAll(s.ID.Value, "-", "_"))
+	}
+	if s.Action == "" && len(s.Assert) == 0 && !seen["assert"] {
+		d.errorf(n, "step %q has no action; expected one of: %s (or only assert)", s.ID.Value, strings.Join(d.actions, ", "))
+	}
+	return s
+}
+
+// checkPlaybook runs the cross-field checks of the whole document.
+func (d *decoder) checkPlaybook(pb *Playbook) {
+	if pb.Root != nil && len(pb.Steps) == 0 {
+		for i := 0; i+1 < len(pb.Root.Content); i += 2 {
+			if pb.Root.Content[i].Value == "steps" {
+				d.errorf(pb.Root.Content[i+1], "steps must list at least one step")
+			}
+		}
+	}
+	for _, s := range pb.Finally {
+		s.Cleanup = true
+	}
+	ids := map[string]diag.Pos{}
+	for _, s := range pb.AllSteps() {
+		if s.ID.Node == nil {
+			continue
+		}
+		if first, dup := ids[s.ID.Value]; dup {
+			d.errorf(s.ID.Node, "duplicate step id %q (first used at %s)", s.ID.Value, first)
+			continue
+		}
+		ids[s.ID.Value] = s.ID.Pos
+		if s.Interval.Set && !s.Until.IsSet() && s.Retries == 0 {
+			d.errs.Add(s.Interval.Pos, "interval has no effect without until or retries")
+		}
+	}
+}

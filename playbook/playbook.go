@@ -1,0 +1,96 @@
+// Package playbook reads labrun playbooks: YAML files that declare
+// variables, ordered steps and cleanup steps. It only parses and checks the
+// shape of the document (keys, YAML types, duplicates, positions); it knows
+// nothing about expressions or what an action does, so that it can be
+// tested and fuzzed on its own and never needs a cluster.
+package playbook
+
+import (
+	"time"
+
+	"github.com/labrun/labrun/diag"
+	"gopkg.in/yaml.v3"
+)
+
+// Playbook is a loaded playbook file. Struct tags describe the YAML shape;
+// the JSON Schema generator reads the same tags, so the schema an editor
+// uses and the checks `labrun validate` runs cannot drift apart.
+type Playbook struct {
+	Schema      string     `yaml:"$schema" doc:"JSON Schema of this file, for editors; ignored by labrun."`
+	Name        string     `yaml:"name" required:"true" doc:"Short name of the lab, used in reports."`
+	Description string     `yaml:"description" doc:"What the lab teaches."`
+	Vars        []*Var     `yaml:"vars" doc:"Variables with their defaults, in order; later values may use earlier ones. Override with --set name=value or --vars FILE. The YAML type of the default is the variable's type."`
+	Env         []Text     `yaml:"env" doc:"Names of environment variables the playbook may read as env.NAME; no others are visible."`
+	OutputDir   Text       `yaml:"outputDir" doc:"Directory every written file must stay inside (may use expressions, e.g. ${{ vars.out }}). Relative write paths are taken from here."`
+	Steps       []*Step    `yaml:"steps" required:"true" doc:"The steps, run in order."`
+	Finally     []*Step    `yaml:"finally" doc:"Cleanup steps that always run at the end, also after a failure or Ctrl-C."`
+	Pos         diag.Pos   `yaml:"-"`
+	File        string     `yaml:"-"`
+	Root        *yaml.Node `yaml:"-"`
+}
+
+// Var is one declared variable. Value keeps the YAML node: its tag gives the
+// variable's type and it may hold ${{ }} templates over earlier variables.
+type Var struct {
+	Name  string
+	Pos   diag.Pos
+	Value *yaml.Node
+}
+
+// Text is a scalar string together with where it was written, so that
+// errors found later (in an expression, say) can point back into the file.
+type Text struct {
+	Value string
+	Pos   diag.Pos
+	Node  *yaml.Node
+}
+
+// IsSet reports whether the text was present in the file.
+func (t Text) IsSet() bool { return t.Node != nil }
+
+// Duration is a YAML duration: "500ms", "2m", or a number of seconds.
+type Duration struct {
+	D   time.Duration
+	Pos diag.Pos
+	Set bool
+}
+
+// Step is one action plus its control fields. The action itself stays a raw
+// YAML node: only the action's own spec type, known to the runner, can say
+// what is valid inside it.
+type Step struct {
+	ID       Text         `yaml:"id" required:"true" doc:"Identifier, unique in the playbook; later expressions read this step's result as steps.<id>. Letters, digits and _ only."`
+	Name     Text         `yaml:"name" doc:"Human description shown in progress and reports."`
+	When     Text         `yaml:"when" doc:"Expression; the step runs only when it is true."`
+	Until    Text         `yaml:"until" doc:"Expression over result (and steps, vars); the step is repeated every interval until it holds or timeout passes. Only for read-only actions."`
+	Timeout  Duration     `yaml:"timeout" doc:"Limit for the step, including all until/retries attempts (e.g. 30s, 2m)."`
+	Interval Duration     `yaml:"interval" doc:"Pause between until polls or retries (default 250ms)."`
+	Retries  int          `yaml:"retries" doc:"How many more times to try when the action fails with an error (not when an assertion fails)."`
+	Assert   []*Assertion `yaml:"assert" doc:"Conditions that must hold after the step; each may carry a message and a learner hint."`
+	Hint     Text         `yaml:"hint" doc:"Hint shown to the learner when this step fails."`
+
+	// Action is the name of the one action key of the step ("" for an
+	// assert-only step) and Spec its YAML value.
+	Action    string     `yaml:"-"`
+	ActionPos diag.Pos   `yaml:"-"`
+	Spec      *yaml.Node `yaml:"-"`
+	Pos       diag.Pos   `yaml:"-"`
+	Cleanup   bool       `yaml:"-"` // declared under finally
+}
+
+// Assertion is a condition checked after a step ran. In YAML it is either a
+// bare expression string or a mapping with that/message/hint.
+type Assertion struct {
+	That    Text `yaml:"that" required:"true" doc:"Expression that must be true; result, steps, vars and env are visible."`
+	Message Text `yaml:"message" doc:"What it means when the condition fails."`
+	Hint    Text `yaml:"hint" doc:"What the learner could look at to fix it."`
+	Pos     diag.Pos
+}
+
+// AllSteps returns the steps then the finally steps, the order in which
+// ids are declared.
+func (p *Playbook) AllSteps() []*Step {
+	out := make([]*Step, 0, len(p.Steps)+len(p.Finally))
+	out = append(out, p.Steps...)
+	return append(out, p.Finally...)
+}

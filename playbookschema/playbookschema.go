@@ -1,0 +1,203 @@
+// Package playbookschema generates the JSON Schema of playbook files from
+// the Go types that the loader and the actions decode into. Editors use it
+// for completion and early errors; since it is generated, it says exactly
+// what `labrun validate` accepts, key for key.
+package playbookschema
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/playbook"
+)
+
+// obj is a JSON object with keys in insertion order, so the generated file
+// is stable and reads top-down.
+type obj struct {
+	keys []string
+	vals map[string]any
+}
+
+func newObj(kv ...any) *obj {
+	o := &obj{vals: map[string]any{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		o.set(kv[i].(string), kv[i+1])
+	}
+	return o
+}
+
+func (o *obj) set(k string, v any) *obj {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+	return o
+}
+
+func (o *obj) MarshalJSON() ([]byte, error) {
+	m := eval.NewMap()
+	for _, k := range o.keys {
+		m.Set(k, o.vals[k])
+	}
+	return m.MarshalJSON()
+}
+
+const idPattern = `^[A-Za-z_][A-Za-z0-9_]*$`
+
+// Generate returns the playbook schema as indented JSON.
+func Generate() ([]byte, error) {
+	defs := newObj(
+		"template", newObj("type", "string", "pattern", `^\s*\$\{\{[\s\S]*\}\}\s*$`, "description", "A ${{ expression }} whose value fills this field."),
+		"duration", newObj("anyOf", []any{
+			newObj("type", "string", "pattern", `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`),
+			newObj("type", "number", "exclusiveMinimum", 0),
+		}, "description", "A duration such as 500ms, 30s or 2m, or a number of seconds."),
+		"assertion", assertionSchema(),
+		"step", stepSchema(),
+	)
+	for _, a := range actions.All() {
+		s := specSchema(a.Spec)
+		s.set("description", a.Doc)
+		defs.set("action."+a.Name, s)
+	}
+	root := newObj(
+		"$schema", "https://json-schema.org/draft/2020-12/schema",
+		"$id", "https://github.com/labrun/labrun/schemas/playbook.schema.json",
+		"title", "labrun playbook",
+		"description", "A lab as variables and ordered steps; see labrun's README.",
+	)
+	props, required := structProps(reflect.TypeOf(playbook.Playbook{}), func(key string, f reflect.StructField) any {
+		switch key {
+		case "vars":
+			return newObj("type", "object", "propertyNames", newObj("pattern", idPattern), "description", f.Tag.Get("doc"))
+		case "env":
+			return newObj("type", "array", "items", newObj("type", "string"), "description", f.Tag.Get("doc"))
+		case "steps", "finally":
+			s := newObj("type", "array", "items", newObj("$ref", "#/$defs/step"), "description", f.Tag.Get("doc"))
+			if key == "steps" {
+				s.set("minItems", 1)
+			}
+			return s
+		}
+		return newObj("type", "string", "description", f.Tag.Get("doc"))
+	})
+	root.set("type", "object")
+	root.set("required", required)
+	root.set("additionalProperties", false)
+	root.set("properties", props)
+	root.set("$defs", defs)
+	b, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// structProps builds properties and required keys from yaml/doc tags.
+func structProps(t reflect.Type, fieldSchema func(key string, f reflect.StructField) any) (*obj, []string) {
+	props := newObj()
+	required := []string{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		key := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if key == "" || key == "-" {
+			continue
+		}
+		props.set(key, fieldSchema(key, f))
+		if f.Tag.Get("required") == "true" {
+			required = append(required, key)
+		}
+	}
+	return props, required
+}
+
+func assertionSchema() *obj {
+	props, required := structProps(reflect.TypeOf(playbook.Assertion{}), func(key string, f reflect.StructField) any {
+		return newObj("type", "string", "description", f.Tag.Get("doc"))
+	})
+	return newObj("anyOf", []any{
+		newObj("type", "string", "description", "An expression that must be true."),
+		newObj("type", "object", "required", required, "additionalProperties", false, "properties", props),
+	})
+}
+
+func stepSchema() *obj {
+	props, required := structProps(reflect.TypeOf(playbook.Step{}), func(key string, f reflect.StructField) any {
+		doc := f.Tag.Get("doc")
+		switch key {
+		case "id":
+			return newObj("type", "string", "pattern", idPattern, "description", doc)
+		case "timeout", "interval":
+			return newObj("$ref", "#/$defs/duration", "description", doc)
+		case "retries":
+			return newObj("type", "integer", "minimum", 0, "description", doc)
+		case "assert":
+			return newObj("type", "array", "items", newObj("$ref", "#/$defs/assertion"), "description", doc)
+		}
+		return newObj("type", "string", "description", doc)
+	})
+	var oneOf []any
+	for _, a := range actions.All() {
+		props.set(a.Name, newObj("$ref", "#/$defs/action."+a.Name))
+		oneOf = append(oneOf, newObj("required", []string{a.Name}))
+	}
+	oneOf = append(oneOf, newObj("required", []string{"assert"}))
+	return newObj(
+		"type", "object",
+		"description", "One action (one of the action keys) plus control fields; a step with only assert checks conditions.",
+		"required", required,
+		"additionalProperties", false,
+		"properties", props,
+		"anyOf", oneOf,
+	)
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+// specSchema describes an action spec type. Every non-string field also
+// accepts a whole ${{ }} expression, since the value may come from an
+// earlier step.
+func specSchema(t reflect.Type) *obj {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	withTemplate := func(s *obj) *obj {
+		return newObj("anyOf", []any{s, newObj("$ref", "#/$defs/template")})
+	}
+	if t == durationType {
+		return withTemplate(newObj("$ref", "#/$defs/duration"))
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return newObj("type", []string{"string", "number", "boolean"})
+	case reflect.Bool:
+		return withTemplate(newObj("type", "boolean"))
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint16, reflect.Uint32:
+		return withTemplate(newObj("type", "integer"))
+	case reflect.Float64:
+		return withTemplate(newObj("type", "number"))
+	case reflect.Slice:
+		return withTemplate(newObj("type", "array", "items", specSchema(t.Elem())))
+	case reflect.Map:
+		return withTemplate(newObj("type", "object", "additionalProperties", specSchema(t.Elem())))
+	case reflect.Struct:
+		props := newObj()
+		required := []string{}
+		for _, f := range eval.SpecFields(t) {
+			s := specSchema(f.Type)
+			if f.Doc != "" {
+				s.set("description", f.Doc)
+			}
+			props.set(f.Key, s)
+			if f.Required {
+				required = append(required, f.Key)
+			}
+		}
+		return newObj("type", "object", "required", required, "additionalProperties", false, "properties", props)
+	}
+	return newObj()
+}

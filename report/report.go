@@ -1,0 +1,141 @@
+// Package report writes a run's outcome for machines: JSON for graders and
+// JUnit XML for CI systems, which render a step as a test case.
+package report
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"strings"
+
+	"github.com/labrun/labrun/atomicfile"
+	"github.com/labrun/labrun/runner"
+)
+
+// Formats lists the report formats.
+var Formats = []string{"json", "junit"}
+
+// Write renders o in format and stores it atomically at path.
+func Write(format, path string, o *runner.Outcome) error {
+	var data []byte
+	var err error
+	switch format {
+	case "json":
+		data, err = JSON(o)
+	case "junit":
+		data, err = JUnit(o)
+	default:
+		return fmt.Errorf("unknown report format %q; expected one of %s", format, strings.Join(Formats, ", "))
+	}
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, 0o644)
+}
+
+// JSON renders the outcome, step results included.
+func JSON(o *runner.Outcome) ([]byte, error) {
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Body    string `xml:",chardata"`
+}
+
+// JUnit renders one test suite with a test case per step.
+func JUnit(o *runner.Outcome) ([]byte, error) {
+	s := junitSuite{Name: o.Name, Time: fmt.Sprintf("%.3f", o.Seconds)}
+	for _, r := range o.Steps {
+		c := junitCase{Name: r.ID, Classname: o.Name, Time: fmt.Sprintf("%.3f", r.Seconds)}
+		if r.Name != "" {
+			c.Name = r.ID + ": " + r.Name
+		}
+		switch r.Status {
+		case runner.Failed:
+			msg, body := failureText(r)
+			if r.Error != "" && len(r.Assertions) == 0 {
+				c.Error = &junitMessage{Message: msg, Body: body}
+				s.Errors++
+			} else {
+				c.Failure = &junitMessage{Message: msg, Body: body}
+				s.Failures++
+			}
+		case runner.Interrupted:
+			c.Error = &junitMessage{Message: "interrupted"}
+			s.Errors++
+		case runner.Skipped, runner.Restored:
+			c.Skipped = &junitMessage{Message: string(r.Status) + ": " + r.Reason}
+			s.Skipped++
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	s.Tests = len(s.Cases)
+	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+func failureText(r *runner.StepRecord) (string, string) {
+	var lines []string
+	msg := r.Error
+	for _, a := range r.Assertions {
+		if a.Passed {
+			continue
+		}
+		if msg == "" {
+			msg = "assertion failed: " + a.That
+		}
+		lines = append(lines, "assertion failed: "+a.That)
+		if a.Message != "" {
+			lines = append(lines, "  "+a.Message)
+		}
+		for _, o := range a.Operands {
+			lines = append(lines, "  "+o.Expr+" = "+o.Value)
+		}
+		if a.Error != "" {
+			lines = append(lines, "  error: "+a.Error)
+		}
+		if a.Hint != "" {
+			lines = append(lines, "  hint: "+a.Hint)
+		}
+	}
+	if r.Error != "" {
+		lines = append([]string{r.Error}, lines...)
+	}
+	if r.Hint != "" {
+		lines = append(lines, "hint: "+r.Hint)
+	}
+	first, _, _ := strings.Cut(msg, "\n")
+	return first, strings.Join(lines, "\n")
+}

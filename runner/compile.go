@@ -1,0 +1,464 @@
+// Package runner turns a loaded playbook into a checked plan (Compile) and
+// executes it (Run). Compile needs no cluster and no network: everything
+// `labrun validate` reports comes from here.
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/playbook"
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults for steps that do not say.
+const (
+	DefaultTimeout      = 5 * time.Minute  // any step
+	DefaultUntilTimeout = 60 * time.Second // a step with until
+	DefaultInterval     = 250 * time.Millisecond
+)
+
+// Plan is a playbook with every expression compiled and checked.
+type Plan struct {
+	Playbook  *playbook.Playbook
+	Vars      []*VarPlan
+	EnvNames  []string
+	OutputDir *eval.Value // nil when the playbook writes nothing
+	Steps     []*StepPlan // main steps, then finally steps
+	compiler  *eval.Compiler
+}
+
+// VarPlan is a variable with its (possibly overridden) value.
+type VarPlan struct {
+	Name       string
+	Type       reflect.Type
+	Value      *eval.Value
+	Overridden bool
+}
+
+// StepPlan is one step ready to run.
+type StepPlan struct {
+	Index    int
+	ID       string
+	Name     string
+	Pos      diag.Pos
+	Action   *actions.Info // nil for an assert-only step
+	Spec     *eval.Value
+	When     *eval.Expr
+	Until    *eval.Expr
+	Timeout  time.Duration
+	Interval time.Duration
+	Retries  int
+	Asserts  []*AssertPlan
+	Hint     string
+	Mutates  bool
+	Cleanup  bool
+}
+
+// AssertPlan is a compiled assertion.
+type AssertPlan struct {
+	That    *eval.Expr
+	Message string
+	Hint    string
+}
+
+// ActionName is the step's action, "assert" for an assert-only step.
+func (s *StepPlan) ActionName() string {
+	if s.Action == nil {
+		return "assert"
+	}
+	return s.Action.Name
+}
+
+// Label is the name shown in progress: the step's name, else its id.
+func (s *StepPlan) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.ID
+}
+
+// Options changes how a playbook is compiled.
+type Options struct {
+	// Set holds --set name=value overrides, value as typed on the
+	// command line (parsed as YAML, then fitted to the variable's type).
+	Set []string
+	// VarsFiles are YAML files of name: value overrides (--vars).
+	VarsFiles []string
+	// Functions are offered to expressions; nil means DefaultFunctions.
+	Functions []eval.Function
+}
+
+// Load reads and compiles a playbook file in one go.
+func Load(path string, opts Options) (*Plan, error) {
+	pb, err := playbook.LoadFile(path, actions.Names())
+	if err != nil {
+		return nil, err
+	}
+	return Compile(pb, opts)
+}
+
+// Compile checks a loaded playbook and compiles its expressions.
+func Compile(pb *playbook.Playbook, opts Options) (*Plan, error) {
+	funcs := opts.Functions
+	if funcs == nil {
+		funcs = DefaultFunctions()
+	}
+	c := &compiler{
+		pb:   pb,
+		file: pb.File,
+		ec:   eval.NewCompiler(funcs),
+		plan: &Plan{Playbook: pb},
+	}
+	c.plan.compiler = c.ec
+	overrides := c.overrides(opts)
+	c.vars(overrides)
+	c.env()
+	c.outputDir()
+	c.declareSteps()
+	for i, s := range pb.AllSteps() {
+		c.step(i, s)
+	}
+	if len(c.errs) > 0 {
+		return nil, c.errs.Sort()
+	}
+	return c.plan, nil
+}
+
+type compiler struct {
+	pb   *playbook.Playbook
+	file string
+	ec   *eval.Compiler
+	plan *Plan
+	errs diag.List
+}
+
+// override is a value for a variable from outside the playbook.
+type override struct {
+	node   *yaml.Node
+	file   string // where it came from, for errors
+	raw    string // the text after = for --set
+	source string
+}
+
+func (c *compiler) overrides(opts Options) map[string]override {
+	out := map[string]override{}
+	for _, f := range opts.VarsFiles {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			c.errs.Add(diag.Pos{File: f}, "cannot read vars file: %v", err)
+			continue
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			c.errs.Add(diag.Pos{File: f, Line: 1, Col: 1}, "invalid YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+			continue
+		}
+		if len(doc.Content) == 0 {
+			continue
+		}
+		m := doc.Content[0]
+		if m.Kind != yaml.MappingNode {
+			c.errs.Add(playbook.Pos(f, m), "a vars file must be a mapping of name: value")
+			continue
+		}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			out[m.Content[i].Value] = override{node: m.Content[i+1], file: f, source: "vars file " + f}
+		}
+	}
+	for _, s := range opts.Set {
+		name, raw, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			c.errs.Add(diag.Pos{}, "--set %q: expected name=value", s)
+			continue
+		}
+		var doc yaml.Node
+		node := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: raw}
+		if err := yaml.Unmarshal([]byte(raw), &doc); err == nil && len(doc.Content) > 0 {
+			node = doc.Content[0]
+		}
+		out[name] = override{node: node, raw: raw, source: "--set " + name}
+	}
+	return out
+}
+
+// varType is the type a YAML default gives a variable.
+func varType(n *yaml.Node) reflect.Type {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return reflect.TypeOf([]any{})
+	case yaml.MappingNode:
+		return reflect.TypeOf(map[string]any{})
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!int":
+			return reflect.TypeOf(0)
+		case "!!float":
+			return reflect.TypeOf(0.0)
+		case "!!bool":
+			return reflect.TypeOf(false)
+		case "!!null":
+			return reflect.TypeOf((*any)(nil)).Elem()
+		}
+	}
+	return reflect.TypeOf("")
+}
+
+func (c *compiler) vars(overrides map[string]override) {
+	var names []string
+	for _, v := range c.pb.Vars {
+		names = append(names, v.Name)
+	}
+	for name, o := range overrides {
+		if !contains(names, name) {
+			c.errs.Add(diag.Pos{File: o.file}, "%s: the playbook has no variable %q%s", o.source, name, diag.DidYouMean(name, names))
+		}
+	}
+	for _, v := range c.pb.Vars {
+		t := varType(v.Value)
+		node, file, overridden := v.Value, c.file, false
+		if o, ok := overrides[v.Name]; ok {
+			node, overridden = c.fitOverride(v, t, o), true
+			if o.file != "" {
+				file = o.file
+			} else {
+				file = "--set"
+			}
+		}
+		val, errs := eval.Build(c.ec, file, node, eval.Context{Step: -1})
+		c.errs = append(c.errs, errs...)
+		if val != nil && len(errs) == 0 {
+			if vt := exprType(val); vt != nil {
+				t = vt
+			}
+		}
+		c.ec.DeclareVar(v.Name, t)
+		c.plan.Vars = append(c.plan.Vars, &VarPlan{Name: v.Name, Type: t, Value: val, Overridden: overridden})
+	}
+}
+
+// exprType is the static type of a value that is one whole expression.
+func exprType(v *eval.Value) reflect.Type {
+	if e := v.WholeExpr(); e != nil {
+		return e.Type
+	}
+	return nil
+}
+
+// fitOverride makes a command-line value take the variable's declared type:
+// --set port=8080 stays a number for a number variable and becomes the
+// string "8080" for a string variable.
+func (c *compiler) fitOverride(v *playbook.Var, t reflect.Type, o override) *yaml.Node {
+	n := o.node
+	want := varType(v.Value)
+	got := varType(n)
+	switch {
+	case want == got, want.Kind() == reflect.Interface:
+		return n
+	case want.Kind() == reflect.String && n.Kind == yaml.ScalarNode:
+		val := n.Value
+		if o.raw != "" {
+			val = o.raw
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: val, Line: n.Line, Column: n.Column}
+	case want.Kind() == reflect.Float64 && got.Kind() == reflect.Int:
+		return n
+	}
+	pos := diag.Pos{}
+	if o.file != "" {
+		pos = playbook.Pos(o.file, n)
+	}
+	c.errs.Add(pos, "%s: variable %s is %s (its default at %s), but the value given is %s", o.source, v.Name, typeWord(want), v.Pos, playbook.Describe(n))
+	return v.Value
+}
+
+func typeWord(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int:
+		return "a whole number"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Map:
+		return "a mapping"
+	}
+	return "a string"
+}
+
+func (c *compiler) env() {
+	for _, e := range c.pb.Env {
+		c.plan.EnvNames = append(c.plan.EnvNames, e.Value)
+	}
+	c.ec.DeclareEnv(c.plan.EnvNames)
+}
+
+func (c *compiler) outputDir() {
+	od := c.pb.OutputDir
+	if !od.IsSet() {
+		return
+	}
+	v, errs := eval.Build(c.ec, c.file, od.Node, eval.Context{Step: -1})
+	c.errs = append(c.errs, errs...)
+	c.plan.OutputDir = v
+}
+
+// declareSteps records every step's id and result type first, so that a
+// reference to a later step gets "has not run yet" rather than "unknown".
+func (c *compiler) declareSteps() {
+	for _, s := range c.pb.AllSteps() {
+		var result reflect.Type
+		if info, ok := actions.Lookup(s.Action); ok {
+			result = info.Result
+		} else {
+			result = reflect.TypeOf(struct{}{})
+		}
+		c.ec.DeclareStep(s.ID.Value, result, s.ID.Pos)
+	}
+}
+
+func (c *compiler) step(index int, s *playbook.Step) {
+	sp := &StepPlan{
+		Index:    index,
+		ID:       s.ID.Value,
+		Name:     s.Name.Value,
+		Pos:      s.Pos,
+		Retries:  s.Retries,
+		Hint:     s.Hint.Value,
+		Cleanup:  s.Cleanup,
+		Interval: DefaultInterval,
+		Timeout:  DefaultTimeout,
+	}
+	ctx := eval.Context{Step: index}
+	var result reflect.Type
+	if s.Action != "" {
+		info, _ := actions.Lookup(s.Action)
+		sp.Action = info
+		result = info.Result
+		spec, errs := eval.Build(c.ec, c.file, s.Spec, ctx)
+		c.errs = append(c.errs, errs...)
+		if len(errs) == 0 {
+			c.errs = append(c.errs, eval.Check(spec, info.Spec)...)
+			sc := &actions.StaticContext{PlaybookDir: filepath.Dir(c.file), HasOutputDir: c.plan.OutputDir != nil}
+			c.errs = append(c.errs, info.Check(spec, sc)...)
+		}
+		sp.Spec = spec
+		sp.Mutates = info.StepMutates(spec)
+	}
+	if s.When.IsSet() {
+		sp.When = c.condition(s.When, eval.Context{Step: index, Want: reflect.Bool})
+	}
+	if s.Until.IsSet() {
+		if s.Action == "" {
+			c.errs.Add(s.Until.Pos, "until needs an action to repeat")
+		} else if sp.Mutates {
+			c.errs.Add(s.Until.Pos, "until repeats the step, but %s changes the system; poll with a read-only step (get, exec, run) after it", s.Action)
+		}
+		sp.Until = c.condition(s.Until, eval.Context{Step: index, Result: result, Want: reflect.Bool})
+		sp.Timeout = DefaultUntilTimeout
+	}
+	if s.Timeout.Set {
+		sp.Timeout = s.Timeout.D
+	}
+	if s.Interval.Set {
+		sp.Interval = s.Interval.D
+	}
+	for _, a := range s.Assert {
+		if !a.That.IsSet() {
+			continue
+		}
+		e := c.condition(a.That, eval.Context{Step: index, Result: result, Want: reflect.Bool})
+		if e != nil {
+			sp.Asserts = append(sp.Asserts, &AssertPlan{That: e, Message: a.Message.Value, Hint: a.Hint.Value})
+		}
+	}
+	c.plan.Steps = append(c.plan.Steps, sp)
+}
+
+// condition compiles a bare expression; ${{ }} around it is accepted too,
+// since authors write conditions both ways.
+func (c *compiler) condition(t playbook.Text, ctx eval.Context) *eval.Expr {
+	src, pos := t.Value, t.Pos
+	trimmed := strings.TrimSpace(src)
+	if strings.HasPrefix(trimmed, "${{") && strings.HasSuffix(trimmed, "}}") && strings.Count(trimmed, "${{") == 1 {
+		inner := trimmed[3 : len(trimmed)-2]
+		lead := strings.Index(src, "${{") + 3
+		lead += len(inner) - len(strings.TrimLeft(inner, " "))
+		src = strings.TrimSpace(inner)
+		if t.Node != nil && t.Node.Style == 0 {
+			pos.Col += lead
+		}
+	}
+	if t.Node != nil && t.Node.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		pos.Col++
+	}
+	e, err := c.ec.Compile(src, pos, ctx)
+	if err != nil {
+		c.errs.Append(err)
+		return nil
+	}
+	return e
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Reads lists the steps and variables a step's expressions read.
+func (s *StepPlan) Reads() []string {
+	var exprs []*eval.Expr
+	if s.Spec != nil {
+		exprs = append(exprs, s.Spec.Exprs()...)
+	}
+	for _, e := range []*eval.Expr{s.When, s.Until} {
+		if e != nil {
+			exprs = append(exprs, e)
+		}
+	}
+	for _, a := range s.Asserts {
+		exprs = append(exprs, a.That)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range exprs {
+		for _, r := range e.Refs {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Writes describes the file a write step produces, as written in the
+// playbook (it may hold expressions).
+func (s *StepPlan) Writes() string {
+	if s.Action == nil || s.Action.Name != "write" {
+		return ""
+	}
+	p := s.Spec.Lookup("path")
+	if p == nil {
+		return ""
+	}
+	if lit, ok := p.Literal(); ok {
+		return fmt.Sprint(lit)
+	}
+	return p.Node.Value
+}

@@ -1,0 +1,92 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Journal keeps the results of completed steps beside the outputs, one JSON
+// line per step, so `--from STEP` can resume with the earlier results. An
+// append-only file stays consistent when a run is interrupted: a torn last
+// line is ignored when it is read back.
+type Journal struct {
+	path   string
+	f      *os.File
+	loaded map[string]journalEntry
+}
+
+type journalEntry struct {
+	ID       string          `json:"id"`
+	Action   string          `json:"action"`
+	Finished time.Time       `json:"finished"`
+	Result   json.RawMessage `json:"result,omitempty"`
+}
+
+func (e journalEntry) decode(into any) error { return json.Unmarshal(e.Result, into) }
+
+// JournalPath is where the journal of an output directory lives.
+func JournalPath(outputDir string) string {
+	return filepath.Join(outputDir, ".labrun", "journal.jsonl")
+}
+
+// OpenJournal opens the journal of outputDir. A fresh run (resume false)
+// starts it anew; a resumed run reads it and appends.
+func OpenJournal(outputDir, playbook string, resume bool) (*Journal, error) {
+	path := JournalPath(outputDir)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create journal directory: %v", err)
+	}
+	j := &Journal{path: path, loaded: map[string]journalEntry{}}
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if resume {
+		data, err := os.ReadFile(path)
+		if err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 1<<20), 512<<20)
+		for sc.Scan() {
+			var e journalEntry
+			if json.Unmarshal(sc.Bytes(), &e) == nil && e.ID != "" {
+				j.loaded[e.ID] = e
+			}
+		}
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open journal: %v", err)
+	}
+	j.f = f
+	return j, nil
+}
+
+// Path is the journal file.
+func (j *Journal) Path() string { return j.path }
+
+// Loaded returns the entries read at open (resume only).
+func (j *Journal) Loaded() map[string]journalEntry { return j.loaded }
+
+// Append records a completed step.
+func (j *Journal) Append(rec *StepRecord) error {
+	res, err := json.Marshal(rec.Result)
+	if err != nil {
+		return err
+	}
+	line, err := json.Marshal(journalEntry{ID: rec.ID, Action: rec.Action, Finished: time.Now(), Result: res})
+	if err != nil {
+		return err
+	}
+	if _, err := j.f.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	return j.f.Sync()
+}
+
+// Close closes the file.
+func (j *Journal) Close() error { return j.f.Close() }

@@ -1,0 +1,509 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/eval"
+)
+
+// Status of a step or a whole run.
+type Status string
+
+// The statuses a step can end in.
+const (
+	Passed      Status = "passed"
+	Failed      Status = "failed"
+	Skipped     Status = "skipped"
+	Restored    Status = "restored" // taken from the journal by --from
+	Interrupted Status = "interrupted"
+)
+
+// StepRecord is what happened to one step, for progress, reports and the
+// journal.
+type StepRecord struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name,omitempty"`
+	Action     string          `json:"action"`
+	Status     Status          `json:"status"`
+	Reason     string          `json:"reason,omitempty"` // why skipped
+	Started    time.Time       `json:"started"`
+	Seconds    float64         `json:"seconds"`
+	Attempts   int             `json:"attempts,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Hint       string          `json:"hint,omitempty"`
+	Assertions []AssertRecord  `json:"assertions,omitempty"`
+	Result     any             `json:"result,omitempty"`
+	Cleanup    bool            `json:"cleanup,omitempty"`
+	Step       *StepPlan       `json:"-"`
+	Outcome    *AttemptOutcome `json:"-"`
+}
+
+// AssertRecord is one checked assertion.
+type AssertRecord struct {
+	That     string         `json:"that"`
+	Passed   bool           `json:"passed"`
+	Message  string         `json:"message,omitempty"`
+	Hint     string         `json:"hint,omitempty"`
+	Operands []eval.Operand `json:"operands,omitempty"`
+	Error    string         `json:"error,omitempty"`
+}
+
+// AttemptOutcome carries the last state seen by a poll, for messages.
+type AttemptOutcome struct {
+	LastResult any
+	LastError  error
+}
+
+// Observer is told what the runner does, for progress display and reports.
+type Observer interface {
+	RunStart(p *Plan)
+	StepStart(s *StepPlan)
+	// StepProgress reports the state a long step last observed.
+	StepProgress(s *StepPlan, msg string)
+	StepEnd(r *StepRecord)
+	RunEnd(r *Outcome)
+}
+
+// Outcome is the result of a whole run.
+type Outcome struct {
+	Playbook  string        `json:"playbook"`
+	Name      string        `json:"name"`
+	Mode      string        `json:"mode"`
+	Status    Status        `json:"status"`
+	Started   time.Time     `json:"started"`
+	Seconds   float64       `json:"seconds"`
+	OutputDir string        `json:"outputDir,omitempty"`
+	Steps     []*StepRecord `json:"steps"`
+}
+
+// Failed reports whether any step failed.
+func (o *Outcome) Failed() bool { return o.Status == Failed }
+
+// Runner executes a plan.
+type Runner struct {
+	Plan     *Plan
+	Runtime  *actions.Runtime
+	Observer Observer
+	// From resumes at this step id, restoring earlier results from the
+	// journal in the output directory.
+	From string
+	// Environ reads environment variables (os.Getenv when nil).
+	Environ func(string) string
+	// KeepGoing runs the remaining steps after a failure (check mode
+	// grades every file, not only up to the first wrong one).
+	KeepGoing bool
+	// CleanupTimeout bounds the finally steps after an interrupt.
+	CleanupTimeout time.Duration
+
+	env     *eval.Env
+	journal *Journal
+}
+
+// Run executes every step, then the finally steps. It returns the outcome
+// and an error only for problems outside the steps (bad variables, an
+// unusable output directory, a missing journal for --from).
+func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
+	p := r.Plan
+	out := &Outcome{Playbook: p.Playbook.File, Name: p.Playbook.Name, Mode: "solve", Status: Passed, Started: time.Now()}
+	if r.Runtime.Mode == actions.Check {
+		out.Mode = "check"
+	}
+	if err := r.prepare(); err != nil {
+		return nil, err
+	}
+	out.OutputDir = r.Runtime.OutputDir
+	if r.Observer != nil {
+		r.Observer.RunStart(p)
+	}
+	restored, err := r.restore()
+	if err != nil {
+		return nil, err
+	}
+	interrupted := false
+	failed := false
+	for _, s := range p.Steps {
+		if s.Cleanup {
+			continue
+		}
+		var rec *StepRecord
+		switch {
+		case restored[s.ID] != nil:
+			rec = restored[s.ID]
+			r.env.SetStep(s.ID, rec.Result)
+			r.notifyEnd(rec)
+		case interrupted || (failed && !r.KeepGoing):
+			r.env.SetStep(s.ID, r.zero(s))
+			rec = &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Status: Skipped, Reason: "an earlier step failed", Step: s, Started: time.Now(), Cleanup: s.Cleanup}
+			if interrupted {
+				rec.Reason = "interrupted"
+			}
+			r.notifyEnd(rec)
+		default:
+			rec = r.runStep(ctx, s)
+		}
+		out.Steps = append(out.Steps, rec)
+		switch rec.Status {
+		case Failed:
+			failed = true
+		case Interrupted:
+			interrupted = true
+		}
+	}
+	// Cleanup runs whatever happened, with a context of its own: Ctrl-C
+	// has cancelled ctx, and the cleanup must still get to talk to the
+	// cluster.
+	cctx := context.Background()
+	if interrupted || ctx.Err() != nil {
+		timeout := r.CleanupTimeout
+		if timeout == 0 {
+			timeout = 30 * time.Second
+		}
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(cctx, timeout)
+		defer cancel()
+	}
+	for _, s := range p.Steps {
+		if !s.Cleanup {
+			continue
+		}
+		rec := r.runStep(cctx, s)
+		out.Steps = append(out.Steps, rec)
+		if rec.Status == Failed {
+			failed = true
+		}
+	}
+	switch {
+	case interrupted || ctx.Err() != nil:
+		out.Status = Interrupted
+	case failed:
+		out.Status = Failed
+	}
+	out.Seconds = time.Since(out.Started).Seconds()
+	if r.journal != nil {
+		r.journal.Close()
+	}
+	if r.Observer != nil {
+		r.Observer.RunEnd(out)
+	}
+	return out, nil
+}
+
+// prepare evaluates variables and the output directory.
+func (r *Runner) prepare() error {
+	r.env = r.Plan.compiler.NewEnv()
+	getenv := r.Environ
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	for _, name := range r.Plan.EnvNames {
+		r.env.SetEnv(name, getenv(name))
+	}
+	for _, v := range r.Plan.Vars {
+		if v.Value == nil {
+			continue
+		}
+		x, err := v.Value.Eval(r.env)
+		if err != nil {
+			return fmt.Errorf("variable %s: %v", v.Name, err)
+		}
+		if err := r.env.SetVar(v.Name, eval.Plain(x)); err != nil {
+			return err
+		}
+	}
+	if r.Plan.OutputDir != nil {
+		x, err := r.Plan.OutputDir.Eval(r.env)
+		if err != nil {
+			return fmt.Errorf("outputDir: %v", err)
+		}
+		dir, ok := x.(string)
+		if !ok || dir == "" {
+			return fmt.Errorf("%s: outputDir must be a non-empty path, got %s", r.Plan.OutputDir.Pos, eval.Show(x))
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		r.Runtime.OutputDir = abs
+		if r.Runtime.Mode == actions.Solve {
+			if err := os.MkdirAll(abs, 0o755); err != nil {
+				return fmt.Errorf("cannot create output directory: %v", err)
+			}
+			j, err := OpenJournal(abs, r.Plan.Playbook.File, r.From != "")
+			if err != nil {
+				return err
+			}
+			r.journal = j
+		}
+	}
+	if r.Runtime.PlaybookDir == "" {
+		r.Runtime.PlaybookDir = filepath.Dir(r.Plan.Playbook.File)
+	}
+	return nil
+}
+
+// restore loads results of the steps before --from out of the journal.
+func (r *Runner) restore() (map[string]*StepRecord, error) {
+	out := map[string]*StepRecord{}
+	if r.From == "" {
+		return out, nil
+	}
+	var target *StepPlan
+	for _, s := range r.Plan.Steps {
+		if s.ID == r.From && !s.Cleanup {
+			target = s
+		}
+	}
+	if target == nil {
+		var ids []string
+		for _, s := range r.Plan.Steps {
+			if !s.Cleanup {
+				ids = append(ids, s.ID)
+			}
+		}
+		return nil, fmt.Errorf("--from %s: no such step; steps are: %s", r.From, strings.Join(ids, ", "))
+	}
+	if r.journal == nil {
+		return nil, fmt.Errorf("--from needs the journal kept in the output directory, and this playbook has no outputDir")
+	}
+	saved := r.journal.Loaded()
+	for _, s := range r.Plan.Steps {
+		if s.Index >= target.Index || s.Cleanup {
+			break
+		}
+		e, ok := saved[s.ID]
+		if !ok {
+			return nil, fmt.Errorf("--from %s: step %s has no completed result in the journal %s; run without --from first", r.From, s.ID, r.journal.Path())
+		}
+		res := r.zero(s)
+		if len(e.Result) > 0 && s.Action != nil {
+			if err := e.decode(res); err != nil {
+				return nil, fmt.Errorf("--from %s: journal entry of step %s: %v", r.From, s.ID, err)
+			}
+		}
+		out[s.ID] = &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Status: Restored, Result: res, Step: s, Started: time.Now()}
+	}
+	return out, nil
+}
+
+// zero is the result later steps see for a step that did not run.
+func (r *Runner) zero(s *StepPlan) any {
+	if s.Action == nil {
+		return &struct{}{}
+	}
+	return s.Action.ZeroResult()
+}
+
+func (r *Runner) notifyEnd(rec *StepRecord) {
+	if r.Observer != nil {
+		r.Observer.StepEnd(rec)
+	}
+}
+
+// runStep runs one step through when, the action (with until, retries and
+// timeout) and its assertions.
+func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
+	rec := &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Started: time.Now(), Hint: s.Hint, Step: s, Cleanup: s.Cleanup}
+	defer func() {
+		rec.Seconds = time.Since(rec.Started).Seconds()
+		if rec.Status == Passed && r.journal != nil {
+			if err := r.journal.Append(rec); err != nil && r.Runtime.Progress != nil {
+				r.Runtime.Progress("warning: cannot write journal: " + err.Error())
+			}
+		}
+		r.notifyEnd(rec)
+	}()
+	r.env.SetStep(s.ID, r.zero(s))
+	if s.When != nil {
+		ok, err := s.When.EvalBool(r.env)
+		if err != nil {
+			rec.Status, rec.Error = Failed, err.Error()
+			return rec
+		}
+		if !ok {
+			rec.Status, rec.Reason = Skipped, "when is false: "+s.When.Src
+			return rec
+		}
+	}
+	if s.Mutates && r.Runtime.Mode == actions.Check {
+		rec.Status, rec.Reason = Skipped, "changes the system; labrun check only looks"
+		return rec
+	}
+	if r.Observer != nil {
+		r.Observer.StepStart(s)
+	}
+	var result any = r.zero(s)
+	if s.Action != nil {
+		res, attempts, err := r.execute(ctx, s, rec)
+		rec.Attempts = attempts
+		if res != nil {
+			result = res
+		}
+		r.env.SetStep(s.ID, result)
+		rec.Result = result
+		if err != nil {
+			rec.Error = err.Error()
+			rec.Status = Failed
+			if ctx.Err() != nil {
+				rec.Status = Interrupted
+				rec.Error = "interrupted"
+			}
+			return rec
+		}
+	}
+	rec.Status = Passed
+	env := r.env.WithResult(result)
+	for _, a := range s.Asserts {
+		ar := AssertRecord{That: a.That.Src, Message: a.Message, Hint: a.Hint, Passed: true}
+		ok, err := a.That.EvalBool(env)
+		if err != nil {
+			ar.Passed, ar.Error = false, err.Error()
+		} else if !ok {
+			ar.Passed = false
+			ar.Operands = a.That.Explain(env)
+		}
+		if !ar.Passed {
+			rec.Status = Failed
+		}
+		rec.Assertions = append(rec.Assertions, ar)
+	}
+	return rec
+}
+
+// execute runs the action, repeating it for until and retries.
+func (r *Runner) execute(ctx context.Context, s *StepPlan, rec *StepRecord) (any, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	rt := *r.Runtime
+	rt.Progress = func(msg string) {
+		if r.Observer != nil {
+			r.Observer.StepProgress(s, msg)
+		}
+	}
+	attempts := 0
+	runOnce := func() (any, error) {
+		attempts++
+		spec := s.Action.NewSpec()
+		if err := s.Spec.Decode(r.env, reflect.ValueOf(spec).Elem()); err != nil {
+			return nil, err
+		}
+		return s.Action.Run(ctx, &rt, spec)
+	}
+	if s.Until == nil {
+		var res any
+		var err error
+		for try := 0; try <= s.Retries; try++ {
+			res, err = runOnce()
+			if err == nil || ctx.Err() != nil || try == s.Retries {
+				break
+			}
+			rt.Progress(fmt.Sprintf("attempt %d failed: %v; retrying", try+1, firstLine(err.Error())))
+			if !sleepCtx(ctx, s.Interval) {
+				break
+			}
+		}
+		if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			err = fmt.Errorf("step timed out after %s: %v", s.Timeout, err)
+		}
+		return res, attempts, err
+	}
+	cond := func(res any) (bool, error) {
+		return s.Until.EvalBool(r.env.WithResult(res))
+	}
+	if s.Action.CanWatch() {
+		spec := s.Action.NewSpec()
+		if err := s.Spec.Decode(r.env, reflect.ValueOf(spec).Elem()); err != nil {
+			return nil, 1, err
+		}
+		var last any
+		res, err := s.Action.Watch(ctx, &rt, spec, func(res any) (bool, error) {
+			last = res
+			return cond(res)
+		})
+		if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.Canceled) {
+			return res, 1, r.untilTimeout(s, last, err)
+		}
+		return res, 1, err
+	}
+	var lastRes any
+	var lastErr error
+	for {
+		res, err := runOnce()
+		if ctx.Err() != nil {
+			if parent := context.Cause(ctx); errors.Is(parent, context.Canceled) {
+				return lastRes, attempts, parent
+			}
+			return lastRes, attempts, r.untilTimeout(s, lastRes, lastErr)
+		}
+		if err == nil {
+			lastRes, lastErr = res, nil
+			ok, cerr := cond(res)
+			if cerr != nil {
+				return res, attempts, cerr
+			}
+			if ok {
+				return res, attempts, nil
+			}
+			rt.Progress(describeLast(s, r.env.WithResult(res)))
+		} else {
+			lastErr = err
+			rt.Progress("not yet: " + firstLine(err.Error()))
+		}
+		if !sleepCtx(ctx, s.Interval) {
+			if errors.Is(context.Cause(ctx), context.Canceled) {
+				return lastRes, attempts, context.Canceled
+			}
+			return lastRes, attempts, r.untilTimeout(s, lastRes, lastErr)
+		}
+	}
+}
+
+// untilTimeout says what was awaited and the last thing seen.
+func (r *Runner) untilTimeout(s *StepPlan, last any, lastErr error) error {
+	msg := fmt.Sprintf("timed out after %s waiting for until: %s", s.Timeout, s.Until.Src)
+	if last != nil {
+		msg += "; last seen: " + describeLast(s, r.env.WithResult(last))
+	}
+	if lastErr != nil {
+		msg += "; last error: " + firstLine(lastErr.Error())
+	}
+	return errors.New(msg)
+}
+
+// describeLast renders the operands of the until condition for the last
+// result, e.g. "len(result.items) = 3".
+func describeLast(s *StepPlan, env *eval.Env) string {
+	ops := s.Until.Explain(env)
+	if len(ops) == 0 {
+		return "condition false"
+	}
+	parts := make([]string, len(ops))
+	for i, o := range ops {
+		parts[i] = o.Expr + " = " + o.Value
+	}
+	return strings.Join(parts, ", ")
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// sleepCtx waits d or until ctx ends; false when ctx ended.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
