@@ -103,12 +103,26 @@ func runProgram(ctx context.Context, rt *Runtime, spec *RunSpec) (*RunResult, er
 			return res, fmt.Errorf("%s was killed: %v", argv[0], err)
 		}
 		if !spec.AllowFailure {
-			return res, fmt.Errorf("%s exited with code %d: %s", strings.Join(argv, " "), res.ExitCode, tail(res.Stderr))
+			return res, fmt.Errorf("%s exited with code %d: %s", ShellQuote(argv), res.ExitCode, tail(res.Stderr))
 		}
 	default:
 		return res, fmt.Errorf("cannot run %s: %v", argv[0], err)
 	}
 	return res, nil
+}
+
+// ShellQuote renders argv the way a person would type it, for messages
+// only: labrun itself never hands a command line to a shell.
+func ShellQuote(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@%+") == "" {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
 }
 
 // tail keeps the end of a program's error output for a message.

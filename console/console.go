@@ -51,7 +51,11 @@ func (p *Printer) RunStart(plan *runner.Plan) {
 			p.total++
 		}
 	}
-	fmt.Fprintf(p.w, "labrun: %s (%d steps)\n", plan.Playbook.Name, p.total)
+	steps := "steps"
+	if p.total == 1 {
+		steps = "step"
+	}
+	fmt.Fprintf(p.w, "labrun: %s (%d %s)\n", plan.Playbook.Name, p.total, steps)
 	if p.live {
 		p.stop, p.done = make(chan struct{}), make(chan struct{})
 		go p.ticker()

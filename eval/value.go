@@ -328,9 +328,11 @@ func checkStruct(v *Value, t reflect.Type, errs *diag.List) {
 		names = append(names, f.Key)
 		byName[f.Key] = f
 	}
+	suggested := map[string]bool{}
 	for i, k := range v.keys {
 		f, ok := byName[k]
 		if !ok {
+			suggested[diag.Suggest(k, names)] = true
 			kn := v.Node.Content[2*i]
 			errs.Add(diag.Pos{File: v.Pos.File, Line: kn.Line, Col: kn.Column}, "unknown key %q%s; expected one of: %s", k, diag.DidYouMean(k, names), strings.Join(names, ", "))
 			continue
@@ -338,7 +340,7 @@ func checkStruct(v *Value, t reflect.Type, errs *diag.List) {
 		check(v.vals[i], f.Type, errs)
 	}
 	for _, f := range fields {
-		if f.Required && v.Lookup(f.Key) == nil {
+		if f.Required && v.Lookup(f.Key) == nil && !suggested[f.Key] {
 			errs.Add(v.Pos, "missing required key %q", f.Key)
 		}
 	}

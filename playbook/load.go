@@ -203,14 +203,18 @@ func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
 
 // checkNoAliases rejects anchors' aliases and merge keys. They are the
 // vector of "billion laughs" bombs, and vars already give reuse.
-func (d *decoder) checkNoAliases(n *yaml.Node) {
+// Only the first alias is reported: a bomb has thousands.
+func (d *decoder) checkNoAliases(n *yaml.Node) bool {
 	if n.Kind == yaml.AliasNode {
 		d.errorf(n, "YAML aliases (*%s) are not supported; use vars and ${{ }} for reuse", n.Value)
-		return
+		return false
 	}
 	for _, c := range n.Content {
-		d.checkNoAliases(c)
+		if !d.checkNoAliases(c) {
+			return false
+		}
 	}
+	return true
 }
 
 // field is one YAML key of a struct, read from its tags.
@@ -269,6 +273,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value) {
 		keys = append(keys, f.key)
 	}
 	seen := map[string]bool{}
+	suggested := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if !d.checkKey(k, seen) {
@@ -276,13 +281,15 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value) {
 		}
 		f, ok := byKey[k.Value]
 		if !ok {
+			suggested[diag.Suggest(k.Value, keys)] = true
 			d.errorf(k, "unknown key %q%s; expected one of: %s", k.Value, diag.DidYouMean(k.Value, keys), strings.Join(keys, ", "))
 			continue
 		}
 		d.decodeValue(val, v.Field(f.index))
 	}
 	for _, f := range fields {
-		if f.required && !seen[f.key] {
+		// A misspelled required key is reported once, as the typo.
+		if f.required && !seen[f.key] && !suggested[f.key] {
 			d.errorf(n, "missing required key %q", f.key)
 		}
 	}
@@ -472,6 +479,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 		byKey[f.key] = f
 		keys = append(keys, f.key)
 	}
+	unknown := false
 	isAction := map[string]bool{}
 	for _, a := range d.actions {
 		isAction[a] = true
@@ -496,6 +504,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			continue
 		}
 		all := append(append([]string{}, keys...), d.actions...)
+		unknown = true
 		d.errorf(k, "unknown step key %q%s; expected an action (%s) or one of: %s", k.Value, diag.DidYouMean(k.Value, all), strings.Join(d.actions, ", "), strings.Join(keys, ", "))
 	}
 	if !seen["id"] {
@@ -503,7 +512,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 	} else if s.ID.Node != nil && !idPattern.MatchString(s.ID.Value) {
 		d.errorf(s.ID.Node, "step id %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say steps.%s", s.ID.Value, strings.ReplaceAll(s.ID.Value, "-", "_"))
 	}
-	if s.Action == "" && len(s.Assert) == 0 && !seen["assert"] {
+	if s.Action == "" && len(s.Assert) == 0 && !seen["assert"] && !unknown {
 		d.errorf(n, "step %q has no action; expected one of: %s (or only assert)", s.ID.Value, strings.Join(d.actions, ", "))
 	}
 	return s
@@ -513,7 +522,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 func (d *decoder) checkPlaybook(pb *Playbook) {
 	if pb.Root != nil && len(pb.Steps) == 0 {
 		for i := 0; i+1 < len(pb.Root.Content); i += 2 {
-			if pb.Root.Content[i].Value == "steps" {
+			if v := pb.Root.Content[i+1]; pb.Root.Content[i].Value == "steps" && v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
 				d.errorf(pb.Root.Content[i+1], "steps must list at least one step")
 			}
 		}

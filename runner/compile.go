@@ -149,6 +149,22 @@ type override struct {
 	source string
 }
 
+// prefix names a --set override in messages; a vars file has positions.
+func (o override) prefix() string {
+	if o.source == "" {
+		return ""
+	}
+	return o.source + ": "
+}
+
+// pos is the override's place: its key in a vars file, else nowhere.
+func (o override) pos() diag.Pos {
+	if o.node != nil && o.file != "" {
+		return playbook.Pos(o.file, o.node)
+	}
+	return diag.Pos{}
+}
+
 func (c *compiler) overrides(opts Options) map[string]override {
 	out := map[string]override{}
 	for _, f := range opts.VarsFiles {
@@ -171,7 +187,7 @@ func (c *compiler) overrides(opts Options) map[string]override {
 			continue
 		}
 		for i := 0; i+1 < len(m.Content); i += 2 {
-			out[m.Content[i].Value] = override{node: m.Content[i+1], file: f, source: "vars file " + f}
+			out[m.Content[i].Value] = override{node: m.Content[i+1], file: f}
 		}
 	}
 	for _, s := range opts.Set {
@@ -219,7 +235,7 @@ func (c *compiler) vars(overrides map[string]override) {
 	}
 	for name, o := range overrides {
 		if !contains(names, name) {
-			c.errs.Add(diag.Pos{File: o.file}, "%s: the playbook has no variable %q%s", o.source, name, diag.DidYouMean(name, names))
+			c.errs.Add(o.pos(), "%sthe playbook has no variable %q%s", o.prefix(), name, diag.DidYouMean(name, names))
 		}
 	}
 	for _, v := range c.pb.Vars {
@@ -276,7 +292,7 @@ func (c *compiler) fitOverride(v *playbook.Var, t reflect.Type, o override) *yam
 	if o.file != "" {
 		pos = playbook.Pos(o.file, n)
 	}
-	c.errs.Add(pos, "%s: variable %s is %s (its default at %s), but the value given is %s", o.source, v.Name, typeWord(want), v.Pos, playbook.Describe(n))
+	c.errs.Add(pos, "%svariable %s is %s (its default at %s), but the value given is %s", o.prefix(), v.Name, typeWord(want), v.Pos, playbook.Describe(n))
 	return v.Value
 }
 

@@ -250,7 +250,7 @@ func printPlan(w io.Writer, p *runner.Plan) {
 			mut++
 		}
 	}
-	fmt.Fprintf(w, "%s: %s: valid, %d steps (%d change the system)\n", p.Playbook.File, p.Playbook.Name, len(p.Steps), mut)
+	fmt.Fprintf(w, "%s: %s: valid, %s (%d change the system)\n", p.Playbook.File, p.Playbook.Name, plural(len(p.Steps), "step"), mut)
 	for _, s := range p.Steps {
 		flag := "  "
 		if s.Mutates {
@@ -272,6 +272,13 @@ func printPlan(w io.Writer, p *runner.Plan) {
 			fmt.Fprintf(w, "          writes %s\n", wr)
 		}
 	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func schemaCmd(args []string, stdout, stderr io.Writer) int {
