@@ -219,7 +219,8 @@ func (c *Compiler) config(result reflect.Type) (*conf.Config, reflect.Type) {
 
 // Compile checks and compiles src, an expression written at pos.
 func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error) {
-	tree, err := parser.Parse(src)
+	cfg, _ := c.config(ctx.Result)
+	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
 		return nil, exprError(src, pos, err)
 	}
@@ -227,7 +228,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if err != nil {
 		return nil, err
 	}
-	prog, et, err := c.compile(src, ctx.Result, ctx.Want)
+	prog, et, err := c.compileTree(tree, ctx.Result, ctx.Want)
 	if err != nil {
 		return nil, exprError(src, pos, err)
 	}
@@ -239,13 +240,23 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 }
 
 func (c *Compiler) compile(src string, result reflect.Type, want reflect.Kind) (*vm.Program, reflect.Type, error) {
+	cfg, _ := c.config(result)
+	tree, err := parser.ParseWithConfig(src, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.compileTree(tree, result, want)
+}
+
+// compileTree checks and compiles a parsed expression; the tree is parsed
+// once and shared with checkRefs.
+func (c *Compiler) compileTree(tree *parser.Tree, result reflect.Type, want reflect.Kind) (*vm.Program, reflect.Type, error) {
 	cfg, et := c.config(result)
 	cfg.Expect, cfg.ExpectAny = reflect.Invalid, false
 	if want == reflect.Bool {
 		cfg.Expect, cfg.ExpectAny = reflect.Bool, true
 	}
-	tree, err := checker.ParseCheck(src, cfg)
-	if err != nil {
+	if _, err := new(checker.Checker).PatchAndCheck(tree, cfg); err != nil {
 		return nil, nil, err
 	}
 	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {

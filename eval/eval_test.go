@@ -1,0 +1,232 @@
+package eval
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/labrun/labrun/diag"
+	"gopkg.in/yaml.v3"
+)
+
+type fakeResult struct {
+	Stdout   string   `expr:"stdout"`
+	ExitCode int      `expr:"exitCode"`
+	Items    []string `expr:"items"`
+}
+
+func testCompiler() *Compiler {
+	c := NewCompiler(Builtins())
+	c.DeclareVar("ns", reflect.TypeOf(""))
+	c.DeclareVar("n", reflect.TypeOf(0))
+	c.DeclareEnv([]string{"HOME"})
+	c.DeclareStep("first", reflect.TypeOf(fakeResult{}), diag.Pos{File: "p.yaml", Line: 3, Col: 9})
+	c.DeclareStep("second", reflect.TypeOf(fakeResult{}), diag.Pos{File: "p.yaml", Line: 9, Col: 9})
+	c.DeclareStep("third", reflect.TypeOf(fakeResult{}), diag.Pos{File: "p.yaml", Line: 12, Col: 9})
+	return c
+}
+
+func TestCompileErrors(t *testing.T) {
+	pos := diag.Pos{File: "p.yaml", Line: 10, Col: 5}
+	tests := []struct {
+		src  string
+		ctx  Context
+		want string // "" means it compiles
+	}{
+		{src: "steps.first.stdout == 'x'", ctx: Context{Step: 1, Want: reflect.Bool}},
+		{src: "steps.first.exitCode + vars.n", ctx: Context{Step: 1}},
+		{src: "len(steps.first.items) == vars.n", ctx: Context{Step: 1, Want: reflect.Bool}},
+		{src: "env.HOME != ''", ctx: Context{Step: 1, Want: reflect.Bool}},
+		{src: "result.exitCode == 0", ctx: Context{Step: 1, Result: reflect.TypeOf(fakeResult{}), Want: reflect.Bool}},
+		{src: "steps.first.stdot", ctx: Context{Step: 1}, want: `p.yaml:10:17: in expression ` + "`steps.first.stdot`" + `: steps.first has no field "stdot" (did you mean "stdout"?); fields: exitCode, items, stdout`},
+		{src: "steps.third.stdout", ctx: Context{Step: 1}, want: `step "third" has not run yet at this point (it is declared at p.yaml:12:9)`},
+		{src: "steps.second.stdout", ctx: Context{Step: 1}, want: `steps.second is this step itself; use result for its own result`},
+		{src: "steps.fourth", ctx: Context{Step: 1}, want: `unknown step "fourth"`},
+		{src: "vars.nn", ctx: Context{Step: 1}, want: `unknown variable "nn" (did you mean`},
+		{src: "env.USER", ctx: Context{Step: 1}, want: `environment variable "USER" is not declared`},
+		{src: "result.stdout", ctx: Context{Step: 1}, want: `result is not available here`},
+		{src: "steps.first.stdout == 1", ctx: Context{Step: 1}, want: `mismatched types string and int`},
+		{src: "vars.n", ctx: Context{Step: 1, Want: reflect.Bool}, want: `expected bool, but got int`},
+		{src: "lines(vars.n)", ctx: Context{Step: 1}, want: `cannot use int as argument (type string) to call lines`},
+		{src: "1 +", ctx: Context{Step: 1}, want: `unexpected token EOF`},
+	}
+	for _, tt := range tests {
+		_, err := testCompiler().Compile(tt.src, pos, tt.ctx)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("Compile(%q): unexpected error %v", tt.src, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("Compile(%q) error = %v, want it to contain %q", tt.src, err, tt.want)
+		}
+	}
+}
+
+func TestStaticTypes(t *testing.T) {
+	c := testCompiler()
+	for src, want := range map[string]reflect.Type{
+		"steps.first.exitCode":        reflect.TypeOf(0),
+		"steps.first.stdout":          reflect.TypeOf(""),
+		"lines(steps.first.stdout)":   reflect.TypeOf([]string{}),
+		"splitHostPort('1.2.3.4:80')": reflect.TypeOf(HostPort{}),
+		"vars.ns + '/x'":              reflect.TypeOf(""),
+	} {
+		e, err := c.Compile(src, diag.Pos{}, Context{Step: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if e.Type != want {
+			t.Errorf("type of %s = %v, want %v", src, e.Type, want)
+		}
+	}
+}
+
+func buildValue(t *testing.T, c *Compiler, src string) *Value {
+	t.Helper()
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &n); err != nil {
+		t.Fatal(err)
+	}
+	v, errs := Build(c, "p.yaml", n.Content[0], Context{Step: 1})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return v
+}
+
+func TestEvalAndDecode(t *testing.T) {
+	c := testCompiler()
+	env := c.NewEnv()
+	if err := env.SetVar("ns", "cca-dp"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.SetVar("n", 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.SetStep("first", &fakeResult{Stdout: "10.43.0.7\n", ExitCode: 0, Items: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	type spec struct {
+		Name    string   `yaml:"name"`
+		Count   int      `yaml:"count"`
+		Argv    []string `yaml:"argv"`
+		Enabled bool     `yaml:"enabled"`
+		Data    any      `yaml:"data"`
+	}
+	v := buildValue(t, c, `
+name: "${{ vars.ns }}/web"
+count: ${{ vars.n }}
+argv: [curl, -m, 5, "${{ trim(steps.first.stdout) }}:80"]
+enabled: true
+data:
+  z: ${{ len(steps.first.items) }}
+  a: [1, "${{ vars.ns }}"]
+`)
+	if errs := Check(v, reflect.TypeOf(spec{})); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var s spec
+	if err := v.Decode(env, reflect.ValueOf(&s).Elem()); err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "cca-dp/web" || s.Count != 4 || !s.Enabled {
+		t.Errorf("decoded %+v", s)
+	}
+	if want := []string{"curl", "-m", "5", "10.43.0.7:80"}; !reflect.DeepEqual(s.Argv, want) {
+		t.Errorf("argv %q, want %q", s.Argv, want)
+	}
+	m, ok := s.Data.(*Map)
+	if !ok || strings.Join(m.Keys, ",") != "z,a" {
+		t.Fatalf("data %#v: want an ordered map z,a", s.Data)
+	}
+	b, _ := m.MarshalJSON()
+	if string(b) != `{"z":2,"a":[1,"cca-dp"]}` {
+		t.Errorf("data JSON %s", b)
+	}
+}
+
+func TestCheckRejectsWrongShapes(t *testing.T) {
+	c := testCompiler()
+	type spec struct {
+		Count int      `yaml:"count" required:"true"`
+		Argv  []string `yaml:"argv"`
+	}
+	for src, want := range map[string]string{
+		`{count: many}`:                          `expected a whole number, found the string "many"`,
+		`{count: 1, argv: x}`:                    `expected a list, found the string "x"`,
+		`{count: "${{ steps.first.stdout }}"}`:   "value is a string, expected a whole number",
+		`{count: "n=${{ vars.n }}"}`:             "text with ${{ }} is a string, expected a whole number",
+		`{argv: []}`:                             `missing required key "count"`,
+		`{count: 1, argvs: []}`:                  `unknown key "argvs" (did you mean "argv"?)`,
+		`{count: "${{ steps.first.exitCode }}"}`: "",
+	} {
+		v := buildValue(t, c, src)
+		errs := Check(v, reflect.TypeOf(spec{}))
+		switch {
+		case want == "" && len(errs) > 0:
+			t.Errorf("%s: unexpected %v", src, errs)
+		case want != "" && (len(errs) == 0 || !strings.Contains(errs.Error(), want)):
+			t.Errorf("%s: errors %v, want %q", src, errs, want)
+		}
+	}
+}
+
+func TestExplainShowsOperands(t *testing.T) {
+	c := testCompiler()
+	e, err := c.Compile("vars.n > 0 and len(steps.first.items) == vars.n", diag.Pos{}, Context{Step: 1, Want: reflect.Bool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := c.NewEnv()
+	env.SetVar("n", 4)
+	env.SetStep("first", &fakeResult{Items: []string{"a"}})
+	ok, err := e.EvalBool(env)
+	if err != nil || ok {
+		t.Fatalf("EvalBool = %v, %v", ok, err)
+	}
+	got := e.Explain(env)
+	want := []Operand{{Expr: "len(steps.first.items)", Value: "1"}, {Expr: "vars.n", Value: "4"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Explain = %+v, want %+v", got, want)
+	}
+}
+
+func TestFunctions(t *testing.T) {
+	c := testCompiler()
+	env := c.NewEnv()
+	env.SetStep("first", &fakeResult{Stdout: "-A KUBE-SVC-1\n-A CILIUM_X\n:CILIUM_Y - [0:0]\n"})
+	for src, want := range map[string]any{
+		`countLines(steps.first.stdout, "CILIUM")`:                 2,
+		`countLines(steps.first.stdout, "KUBE-SVC")`:               1,
+		`len(lines(steps.first.stdout))`:                           3,
+		`grep(steps.first.stdout, "CILIUM_Y")`:                     []string{":CILIUM_Y - [0:0]"},
+		`capture("web-7d9f 10.42.0.7", "(\\S+) (\\S+)")[2]`:        "10.42.0.7",
+		`splitHostPort("[fd00::1]:8080").port`:                     8080,
+		`joinHostPort("10.43.0.1", 80)`:                            "10.43.0.1:80",
+		`difference(["a", "b", "c"], ["b"])`:                       []any{"a", "c"},
+		`sameSet(["a", "b"], ["b", "a", "a"])`:                     true,
+		`intersection(["a", "b", "c"], ["c", "a"])`:                []any{"a", "c"},
+		`fromYAML("a: [1, 2]").a[1]`:                               2,
+		`fields("  TCP OUT  1.2.3.4:5 ")[1]`:                       "OUT",
+		`len(grepRe(steps.first.stdout, "^-A (KUBE|CILIUM)"))`:     2,
+		`len(captureAll("a=1 b=2", "(\\w)=(\\d)"))`:                2,
+		`len(lines(""))`:                                           0,
+		`countLines("a\nb\n", "")`:                                 2,
+		`splitHostPort("10.42.0.9:40404").host`:                    "10.42.0.9",
+		`toJSON(sort(uniq(["b", "a", "b"])))`:                      "[\n  \"a\",\n  \"b\"\n]",
+		`len(filter(lines(steps.first.stdout), # contains "CIL"))`: 2,
+	} {
+		e, err := c.Compile(src, diag.Pos{}, Context{Step: 1})
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		got, err := e.Eval(env)
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %#v, want %#v", src, got, want)
+		}
+	}
+}

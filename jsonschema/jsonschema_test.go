@@ -1,0 +1,91 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const svcSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "required": ["service_id", "frontend", "backends"],
+  "additionalProperties": false,
+  "properties": {
+    "service_id": {"type": "integer", "minimum": 1},
+    "frontend": {"type": "string", "pattern": "^[0-9.]+:80$"},
+    "backends": {"type": "array", "minItems": 2, "maxItems": 2, "uniqueItems": true, "items": {"type": "string"}},
+    "mode": {"enum": ["True", "False"]},
+    "ratio": {"type": "number", "exclusiveMaximum": 5}
+  }
+}`
+
+func TestValidate(t *testing.T) {
+	s, err := Parse([]byte(svcSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		doc  string
+		want []string
+	}{
+		{doc: `{"service_id": 7, "frontend": "10.43.0.5:80", "backends": ["a", "b"]}`},
+		{doc: `{"service_id": "7", "frontend": "10.43.0.5:80", "backends": ["a", "b"]}`, want: []string{`/service_id: is a string "7", expected integer`}},
+		{doc: `{"service_id": 7.5, "frontend": "x", "backends": ["a"]}`, want: []string{
+			`/backends: has 1 items, expected at least 2`,
+			`/frontend: "x" does not match pattern ^[0-9.]+:80$`,
+			`/service_id: is a number 7.5, expected integer`}},
+		{doc: `{"frontend": "1.2.3.4:80", "backends": ["a", "a"], "extra": 1}`, want: []string{
+			`missing key "service_id"`,
+			`/backends: items 0 and 1 are equal, expected unique items`,
+			`/extra: is not an allowed key`}},
+		{doc: `{"service_id": 0, "frontend": "1.2.3.4:80", "backends": ["a", "b"], "mode": "Strict", "ratio": 5}`, want: []string{
+			`/mode: is "Strict", expected one of "True", "False"`,
+			`/ratio: is 5, expected less than 5`,
+			`/service_id: is 0, expected at least 1`}},
+		{doc: `[]`, want: []string{`is an array [], expected object`}},
+	}
+	for _, tt := range tests {
+		var v any
+		if err := json.Unmarshal([]byte(tt.doc), &v); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range s.Validate(v) {
+			got = append(got, p.String())
+		}
+		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%s:\ngot  %q\nwant %q", tt.doc, got, tt.want)
+		}
+	}
+}
+
+func TestParseRejectsUnsupportedKeywords(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"type": "object", "patternProperties": {}}`: `#/patternProperties: keyword "patternProperties" is not supported`,
+		`{"type": "thing"}`:                           `#/type: unknown type "thing"`,
+		`{"properties": {"a": 3}}`:                    `#/properties/a: a schema must be an object or a boolean`,
+		`{"pattern": "("}`:                            `#/pattern: error parsing regexp`,
+		`not json`:                                    `not valid JSON`,
+		`{"minItems": -1}`:                            `#/minItems: must be a whole number from 0 up`,
+	} {
+		_, err := Parse([]byte(doc))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%s) = %v, want %q", doc, err, want)
+		}
+	}
+}
+
+func TestCombinators(t *testing.T) {
+	s, err := Parse([]byte(`{"anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+$"}], "not": {"const": 13}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for doc, ok := range map[string]bool{`7`: true, `"7"`: true, `"x"`: false, `13`: false, `true`: false} {
+		var v any
+		json.Unmarshal([]byte(doc), &v)
+		if got := len(s.Validate(v)) == 0; got != ok {
+			t.Errorf("%s valid = %v, want %v", doc, got, ok)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package runner
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/playbook"
+)
+
+// generated returns a playbook of n steps in which every step reads the
+// one before it, the shape that makes validation quadratic if types are
+// rebuilt per expression.
+func generated(n int) []byte {
+	var b strings.Builder
+	b.WriteString("name: big\nvars: {out: /tmp/big, n: 3}\noutputDir: ${{ vars.out }}\nsteps:\n  - id: s0\n    run: {argv: [echo, '0']}\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "  - id: s%d\n    run: {argv: [echo, \"${{ trim(steps.s%d.stdout) }}\", \"${{ vars.n }}\"]}\n    assert:\n      - that: result.exitCode == 0 and len(steps.s%d.stdout) >= 0\n", i, i-1, i-1)
+	}
+	return []byte(b.String())
+}
+
+func TestValidateLargePlaybook(t *testing.T) {
+	pb, err := playbook.Load("big.yaml", generated(2000), actions.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Compile(pb, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Steps) != 2000 {
+		t.Fatalf("%d steps", len(plan.Steps))
+	}
+}
+
+// BenchmarkValidate10k measures `labrun validate` on a generated
+// 10,000-step playbook (goal: under 2 s and 200 MB).
+func BenchmarkValidate10k(b *testing.B) {
+	src := generated(10000)
+	b.ReportAllocs()
+	var peak uint64
+	for i := 0; i < b.N; i++ {
+		pb, err := playbook.Load("big.yaml", src, actions.Names())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Compile(pb, Options{}); err != nil {
+			b.Fatal(err)
+		}
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		peak = max(peak, m.HeapInuse)
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "heapMB")
+}
+
+func FuzzCompile(f *testing.F) {
+	f.Add("name: a\nvars: {x: 1}\nsteps:\n  - id: a\n    run: {argv: [echo, '${{ vars.x + 1 }}']}\n    assert: [result.exitCode == 0]\n")
+	f.Add("name: a\noutputDir: /tmp/x\nsteps:\n  - id: a\n    write: {path: a.json, json: {k: '${{ [1,2] }}'}}\n")
+	f.Add("name: a\nsteps:\n  - id: a\n    run: {argv: ['${{ steps.a.stdout }}']}\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		pb, err := playbook.Load("f.yaml", []byte(src), actions.Names())
+		if err != nil {
+			return
+		}
+		_, err = Compile(pb, Options{})
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if !strings.HasPrefix(line, "f.yaml") {
+					t.Fatalf("error without a position: %q", line)
+				}
+			}
+		}
+	})
+}

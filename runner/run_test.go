@@ -1,0 +1,222 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/playbook"
+)
+
+func compile(t *testing.T, src string, set ...string) *Plan {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pb, err := playbook.Load(path, []byte(src), actions.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Compile(pb, Options{Set: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// recorder is an Observer that keeps what it was told.
+type recorder struct {
+	mu       sync.Mutex
+	started  []string
+	ended    []*StepRecord
+	progress []string
+	onStart  func(*StepPlan)
+}
+
+func (r *recorder) RunStart(*Plan) {}
+func (r *recorder) StepStart(s *StepPlan) {
+	r.mu.Lock()
+	r.started = append(r.started, s.ID)
+	f := r.onStart
+	r.mu.Unlock()
+	if f != nil {
+		f(s)
+	}
+}
+func (r *recorder) StepProgress(s *StepPlan, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.progress = append(r.progress, msg)
+}
+func (r *recorder) StepEnd(rec *StepRecord) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = append(r.ended, rec)
+}
+func (r *recorder) RunEnd(*Outcome) {}
+
+func (r *recorder) status(id string) Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.ended {
+		if e.ID == id {
+			return e.Status
+		}
+	}
+	return ""
+}
+
+// Ctrl-C cancels the running step within a second, skips the rest, and
+// still runs the finally steps.
+func TestInterruptRunsCleanup(t *testing.T) {
+	out := t.TempDir()
+	plan := compile(t, `
+name: interrupt
+vars: {out: x}
+outputDir: ${{ vars.out }}
+steps:
+  - id: long
+    run: {argv: [sleep, "30"]}
+  - id: later
+    run: {argv: ["true"]}
+finally:
+  - id: cleanup
+    write: {path: cleaned.txt, text: done}
+`, "out="+out)
+	ctx, cancel := context.WithCancel(context.Background())
+	rec := &recorder{onStart: func(s *StepPlan) {
+		if s.ID == "long" {
+			go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+		}
+	}}
+	start := time.Now()
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec}).Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("interrupt took %s, want under a second or two", d)
+	}
+	if o.Status != Interrupted {
+		t.Errorf("status %s, want interrupted", o.Status)
+	}
+	if s := rec.status("long"); s != Interrupted {
+		t.Errorf("long: %s, want interrupted", s)
+	}
+	if s := rec.status("later"); s != Skipped {
+		t.Errorf("later: %s, want skipped", s)
+	}
+	if s := rec.status("cleanup"); s != Passed {
+		t.Errorf("cleanup: %s, want passed", s)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "cleaned.txt")); err != nil || string(b) != "done\n" {
+		t.Errorf("cleanup file: %q, %v", b, err)
+	}
+}
+
+// --from restores earlier results from the journal, so later steps see
+// the same values without the earlier steps running again.
+func TestResumeFromJournal(t *testing.T) {
+	out := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "count")
+	src := `
+name: resume
+vars: {out: x, marker: y}
+outputDir: ${{ vars.out }}
+steps:
+  - id: first
+    run: {argv: [sh, -c, 'echo run >> "$0"; date +%s%N', "${{ vars.marker }}"]}
+  - id: second
+    write: {path: value.txt, text: "${{ trim(steps.first.stdout) }}"}
+`
+	plan := compile(t, src, "out="+out, "marker="+marker)
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}}).Run(context.Background())
+	if err != nil || o.Status != Passed {
+		t.Fatalf("first run: %v %v", o, err)
+	}
+	first, _ := os.ReadFile(filepath.Join(out, "value.txt"))
+	os.Remove(filepath.Join(out, "value.txt"))
+
+	plan = compile(t, src, "out="+out, "marker="+marker)
+	rec := &recorder{}
+	o, err = (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec, From: "second"}).Run(context.Background())
+	if err != nil || o.Status != Passed {
+		t.Fatalf("resumed run: %+v %v", o, err)
+	}
+	if s := rec.status("first"); s != Restored {
+		t.Errorf("first: %s, want restored", s)
+	}
+	again, _ := os.ReadFile(filepath.Join(out, "value.txt"))
+	if string(first) == "" || string(first) != string(again) {
+		t.Errorf("resumed value %q, want %q", again, first)
+	}
+	runs, _ := os.ReadFile(marker)
+	if n := strings.Count(string(runs), "run"); n != 1 {
+		t.Errorf("first step ran %d times, want 1", n)
+	}
+}
+
+func TestResumeNeedsJournal(t *testing.T) {
+	plan := compile(t, `
+name: resume
+vars: {out: x}
+outputDir: ${{ vars.out }}
+steps:
+  - id: a
+    run: {argv: ["true"]}
+  - id: b
+    run: {argv: ["true"]}
+`, "out="+t.TempDir())
+	_, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, From: "b"}).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "step a has no completed result in the journal") {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = (&Runner{Plan: plan, Runtime: &actions.Runtime{}, From: "zz"}).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "--from zz: no such step; steps are: a, b") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// retries repeats a failing action; until polls and reports progress.
+func TestRetriesAndUntil(t *testing.T) {
+	dir := t.TempDir()
+	counter := filepath.Join(dir, "n")
+	plan := compile(t, `
+name: retry
+vars: {counter: x}
+steps:
+  - id: flaky
+    run: {argv: [sh, -c, 'n=$(cat "$0" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$0"; [ $n -ge 3 ]', "${{ vars.counter }}"]}
+    retries: 3
+    interval: 10ms
+  - id: poll
+    run: {argv: [sh, -c, 'n=$(cat "$0"); echo $((n+1)) > "$0"; echo $n', "${{ vars.counter }}"]}
+    until: int(trim(result.stdout)) >= 6
+    interval: 10ms
+    timeout: 5s
+`, "counter="+counter)
+	rec := &recorder{}
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != Passed {
+		t.Fatalf("status %s: %+v", o.Status, o.Steps)
+	}
+	if o.Steps[0].Attempts != 3 {
+		t.Errorf("flaky took %d attempts, want 3", o.Steps[0].Attempts)
+	}
+	if o.Steps[1].Attempts != 4 {
+		t.Errorf("poll took %d attempts, want 4", o.Steps[1].Attempts)
+	}
+	if len(rec.progress) == 0 || !strings.Contains(strings.Join(rec.progress, "\n"), "int(trim(result.stdout)) = 3") {
+		t.Errorf("progress did not show the last value: %q", rec.progress)
+	}
+}
