@@ -23,6 +23,10 @@ type Info struct {
 	Spec    reflect.Type // struct type of the YAML spec
 	Result  reflect.Type // struct type of the result
 	Mutates bool         // changes the system: not polled by until, skipped by check
+	// NeedsUntil: the action only makes sense with a step-level until.
+	NeedsUntil bool
+	// DynamicResult: the result type is derived from each step's spec.
+	DynamicResult bool
 
 	mutatesKey string
 	run        func(ctx context.Context, rt *Runtime, spec any) (any, error)
@@ -46,6 +50,11 @@ type Def[S, R any] struct {
 	// Check adds static checks that the spec's Go type cannot express,
 	// e.g. "exactly one of json, text, kv".
 	Check func(spec *eval.Value, sc *StaticContext) diag.List
+	// NeedsUntil makes a step without until an error (wait).
+	NeedsUntil bool
+	// DynamicResult: the result is a struct whose fields are the spec's
+	// keys, typed by their values (compute); R is then map[string]any.
+	DynamicResult bool
 	// MutatesKey names a boolean spec key by which a step declares that it
 	// changes the system although the action usually does not (run).
 	MutatesKey string
@@ -74,6 +83,9 @@ func Register[S, R any](d Def[S, R]) {
 		check:   d.Check,
 
 		mutatesKey: d.MutatesKey,
+		NeedsUntil: d.NeedsUntil,
+
+		DynamicResult: d.DynamicResult,
 	}
 	info.run = func(ctx context.Context, rt *Runtime, spec any) (any, error) {
 		r, err := d.Run(ctx, rt, spec.(*S))

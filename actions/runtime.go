@@ -28,6 +28,9 @@ type Runtime struct {
 	Progress func(msg string)
 	// Log receives detail lines for verbose output; it may be nil.
 	Log io.Writer
+	// Cluster connects to Kubernetes on first use (and returns the same
+	// connection afterwards); nil when no cluster can be reached.
+	Cluster func() (Cluster, error)
 }
 
 func (rt *Runtime) progress(format string, args ...any) {

@@ -16,6 +16,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/checker"
+	"github.com/expr-lang/expr/checker/nature"
 	"github.com/expr-lang/expr/compiler"
 	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/file"
@@ -109,7 +110,15 @@ func (c *Compiler) DeclareEnv(names []string) {
 
 // DeclareStep records step id, in order, with its result type (a struct
 // type; the environment holds a pointer to it).
+// Declaring an id again changes its type and keeps its place: compute
+// steps learn their result type only once their spec is compiled.
 func (c *Compiler) DeclareStep(id string, result reflect.Type, pos diag.Pos) {
+	if s, ok := c.steps[id]; ok {
+		s.result = result
+		c.steps[id] = s
+		c.changed()
+		return
+	}
 	c.steps[id] = stepInfo{index: len(c.stepOrder), result: result, pos: pos, field: len(c.stepOrder)}
 	c.stepOrder = append(c.stepOrder, id)
 	c.changed()
@@ -266,8 +275,26 @@ func (c *Compiler) compileTree(tree *parser.Tree, result reflect.Type, want refl
 		}
 		return nil, nil, err
 	}
+	// after the optimizer, which builds new nodes (filter(...)[0] becomes
+	// find) with natures of its own
+	ast.Walk(&tree.Node, &structNatures{cache: &cfg.NtCache})
 	prog, err := compiler.Compile(tree, cfg)
 	return prog, et, err
+}
+
+// structNatures gives every struct-typed node the nature of the
+// configuration's cache. expr 1.17's optimizer builds natures for the nodes
+// it creates without a cache (filter(x, ...)[0] becomes find(x, ...)), and
+// the compiler then finds no field table in a struct nature and panics on
+// a member access such as filter(parseNetstat(x), ...)[0].foreign; natures
+// from the cache carry the table.
+type structNatures struct{ cache *nature.Cache }
+
+func (v *structNatures) Visit(node *ast.Node) {
+	n := (*node).Nature()
+	if n.Kind == reflect.Struct && n.Type != nil {
+		(*node).SetNature(v.cache.FromType(n.Type))
+	}
 }
 
 // exprError places an expr-lang error at its column within the file.

@@ -230,3 +230,50 @@ func TestFunctions(t *testing.T) {
 		}
 	}
 }
+
+type row struct {
+	Local Addr2 `expr:"local"`
+}
+
+type Addr2 struct {
+	IP   string `expr:"ip"`
+	Port int    `expr:"port"`
+}
+
+func (a Addr2) String() string { return a.IP }
+
+// Regression: expr's optimizer turns filter(...)[0] into find(...) with a
+// struct nature built without a cache; compiling .local.ip on it panicked.
+func TestMemberOfOptimizedFilterOnFunctionResult(t *testing.T) {
+	f := Unary("rows", "", func(s string) ([]row, error) {
+		return []row{{Local: Addr2{IP: "10.0.0.1", Port: 80}}, {Local: Addr2{IP: "10.0.0.2", Port: 40404}}}, nil
+	})
+	c := NewCompiler(append(Builtins(), f))
+	e, err := c.Compile(`filter(rows("x"), .local.port == 40404)[0].local.String()`, diag.Pos{}, Context{Step: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.Eval(c.NewEnv())
+	if err != nil || got != "10.0.0.2" {
+		t.Fatalf("got %v, %v", got, err)
+	}
+}
+
+func TestSetFunctionsTakeAnyListType(t *testing.T) {
+	c := testCompiler()
+	for src, want := range map[string]any{
+		`sameSet(split("a,b", ","), ["b", "a"])`:      true,
+		`difference(["a", "b"], split("a", ","))`:     []any{"b"},
+		`intersection(split("a,b,c", ","), ["c"])`:    []any{"c"},
+		`sameSet(split("a", ","), split("a,b", ","))`: false,
+	} {
+		e, err := c.Compile(src, diag.Pos{}, Context{Step: 0})
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		got, err := e.Eval(c.NewEnv())
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %#v, %v; want %#v", src, got, err, want)
+		}
+	}
+}

@@ -235,12 +235,38 @@ func Builtins() []Function {
 		Binary("joinHostPort", "Join host and port as \"ip:port\", bracketing IPv6.", func(h string, p int) (string, error) {
 			return net.JoinHostPort(h, strconv.Itoa(p)), nil
 		}),
-		Binary("difference", "Items of a that are not in b, in a's order.", func(a, b []any) ([]any, error) { return Difference(a, b), nil }),
-		Binary("intersection", "Items of a that are also in b, in a's order.", func(a, b []any) ([]any, error) {
-			return Difference(a, Difference(a, b)), nil
-		}),
-		Binary("sameSet", "Whether a and b hold the same items, ignoring order and repeats.", func(a, b []any) (bool, error) {
-			return len(Difference(a, b)) == 0 && len(Difference(b, a)) == 0, nil
+		setFunc("difference", "Items of a that are not in b, in a's order.", func(a, b []any) any { return Difference(a, b) }),
+		setFunc("intersection", "Items of a that are also in b, in a's order.", func(a, b []any) any { return Difference(a, Difference(a, b)) }),
+		setFunc("sameSet", "Whether a and b hold the same items, ignoring order and repeats.", func(a, b []any) any {
+			return len(Difference(a, b)) == 0 && len(Difference(b, a)) == 0
 		}),
 	}
+}
+
+// setFunc declares a function of two lists for every mix of []any and
+// []string, the two list types expressions produce (split and lines give
+// []string, JSON and literals []any), so no conversion is needed in YAML.
+func setFunc(name, doc string, f func(a, b []any) any) Function {
+	ret := reflect.TypeOf([]any{})
+	if name == "sameSet" {
+		ret = reflect.TypeOf(true)
+	}
+	lists := []reflect.Type{reflect.TypeOf([]any{}), reflect.TypeOf([]string{})}
+	var types []any
+	for _, a := range lists {
+		for _, b := range lists {
+			types = append(types, reflect.New(reflect.FuncOf([]reflect.Type{a, b}, []reflect.Type{ret}, false)).Interface())
+		}
+	}
+	return Function{Name: name, Doc: doc, Types: types, Fn: func(args ...any) (any, error) {
+		a, err := coerce[[]any](name, 1, args[0])
+		if err != nil {
+			return nil, err
+		}
+		b, err := coerce[[]any](name, 2, args[1])
+		if err != nil {
+			return nil, err
+		}
+		return f(a, b), nil
+	}}
 }

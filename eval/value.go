@@ -123,7 +123,13 @@ func buildScalar(c *Compiler, v *Value, ctx Context, errs *diag.List) {
 	segs, err := splitTemplate(n.Value)
 	if err != nil {
 		te := err.(*templateError)
-		errs.Add(offsetPos(v.Pos, n, te.offset), "%s", te.msg)
+		msg := te.msg
+		if n.LineComment != "" && n.Style == 0 {
+			// expr's # (the current element in map/filter) after a space
+			// starts a YAML comment in an unquoted value.
+			msg += fmt.Sprintf(`; YAML took %q as a comment: quote the value`, n.LineComment)
+		}
+		errs.Add(offsetPos(v.Pos, n, te.offset), "%s", msg)
 		return
 	}
 	var parts []part
@@ -349,22 +355,31 @@ func checkStruct(v *Value, t reflect.Type, errs *diag.List) {
 // SpecField is one key of a spec struct, from its tags.
 type SpecField struct {
 	Key      string
-	Index    int
+	Index    []int // path through embedded structs, for FieldByIndex
 	Type     reflect.Type
 	Required bool
 	Doc      string
 }
 
-// SpecFields lists a spec struct's YAML keys in declaration order.
+// SpecFields lists a spec struct's YAML keys in declaration order. The
+// fields of an embedded struct count as the outer struct's own, so specs
+// can share groups of keys (a pod target, say).
 func SpecFields(t reflect.Type) []SpecField {
 	var out []SpecField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for _, inner := range SpecFields(f.Type) {
+				inner.Index = append([]int{i}, inner.Index...)
+				out = append(out, inner)
+			}
+			continue
+		}
 		key := strings.Split(f.Tag.Get("yaml"), ",")[0]
 		if key == "" || key == "-" || !f.IsExported() {
 			continue
 		}
-		out = append(out, SpecField{Key: key, Index: i, Type: f.Type, Required: f.Tag.Get("required") == "true", Doc: f.Tag.Get("doc")})
+		out = append(out, SpecField{Key: key, Index: []int{i}, Type: f.Type, Required: f.Tag.Get("required") == "true", Doc: f.Tag.Get("doc")})
 	}
 	return out
 }
@@ -677,7 +692,7 @@ func assign(x any, target reflect.Value, src *Value) error {
 			if sv := src.Lookup(k); sv != nil {
 				item = sv
 			}
-			return assign(val, target.Field(f.Index), item)
+			return assign(val, target.FieldByIndex(f.Index), item)
 		})
 	}
 	return at("cannot store %T in %s", x, t)
@@ -798,4 +813,56 @@ func Plain(x any) any {
 		return out
 	}
 	return x
+}
+
+// StructType derives a struct type from a mapping value: one field per key,
+// typed by the value's static type (an expression's checked type, a
+// literal's YAML type), so that steps.<id>.<key> is type-checked downstream.
+func StructType(v *Value) reflect.Type {
+	var fields []reflect.StructField
+	for i, k := range v.keys {
+		fields = append(fields, reflect.StructField{
+			Name: fmt.Sprintf("F%d", i),
+			Type: staticType(v.vals[i]),
+			Tag:  reflect.StructTag(fmt.Sprintf(`expr:%q json:%q`, k, k)),
+		})
+	}
+	return reflect.StructOf(fields)
+}
+
+var anyType = reflect.TypeOf((*any)(nil)).Elem()
+
+func staticType(v *Value) reflect.Type {
+	switch v.kind {
+	case exprKind:
+		if v.expr.Type != nil {
+			return v.expr.Type
+		}
+	case interpKind:
+		return reflect.TypeOf("")
+	case litKind:
+		if v.lit != nil {
+			return reflect.TypeOf(v.lit)
+		}
+	case listKind:
+		return reflect.TypeOf([]any{})
+	case mapKind:
+		return reflect.TypeOf(map[string]any{})
+	}
+	return anyType
+}
+
+// ToStruct fills a value of a struct type made by StructType from a map.
+func ToStruct(m map[string]any, t reflect.Type) (any, error) {
+	out := reflect.New(t)
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		key := f.Tag.Get("expr")
+		rv, err := fit(Plain(m[key]), f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", key, err)
+		}
+		out.Elem().Field(i).Set(rv)
+	}
+	return out.Interface(), nil
 }

@@ -61,6 +61,9 @@ type StepPlan struct {
 	Hint     string
 	Mutates  bool
 	Cleanup  bool
+	// Result is the type of the step's result (a struct): the action's,
+	// or derived from the spec for compute.
+	Result reflect.Type
 }
 
 // AssertPlan is a compiled assertion.
@@ -370,9 +373,20 @@ func (c *compiler) step(index int, s *playbook.Step) {
 		}
 		sp.Spec = spec
 		sp.Mutates = info.StepMutates(spec)
+		if info.DynamicResult && len(errs) == 0 && spec.Keys() != nil {
+			result = eval.StructType(spec)
+			c.ec.DeclareStep(s.ID.Value, result, s.ID.Pos)
+		}
+	}
+	sp.Result = result
+	if sp.Result == nil {
+		sp.Result = reflect.TypeOf(struct{}{})
 	}
 	if s.When.IsSet() {
 		sp.When = c.condition(s.When, eval.Context{Step: index, Want: reflect.Bool})
+	}
+	if sp.Action != nil && sp.Action.NeedsUntil && !s.Until.IsSet() {
+		c.errs.Add(s.ActionPos, "%s needs until: the condition to wait for (e.g. until: result.ready == 2)", s.Action)
 	}
 	if s.Until.IsSet() {
 		if s.Action == "" {

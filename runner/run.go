@@ -295,10 +295,7 @@ func (r *Runner) restore() (map[string]*StepRecord, error) {
 
 // zero is the result later steps see for a step that did not run.
 func (r *Runner) zero(s *StepPlan) any {
-	if s.Action == nil {
-		return &struct{}{}
-	}
-	return s.Action.ZeroResult()
+	return reflect.New(s.Result).Interface()
 }
 
 func (r *Runner) notifyEnd(rec *StepRecord) {
@@ -345,6 +342,10 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 		rec.Attempts = attempts
 		if res != nil {
 			result = res
+		}
+		if m, ok := res.(*map[string]any); ok && err == nil {
+			// compute: the values become the step's own struct type
+			result, err = eval.ToStruct(*m, s.Result)
 		}
 		r.env.SetStep(s.ID, result)
 		rec.Result = result
@@ -425,7 +426,11 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, rec *StepRecord) (any
 		var last any
 		res, err := s.Action.Watch(ctx, &rt, spec, func(res any) (bool, error) {
 			last = res
-			return cond(res)
+			ok, err := cond(res)
+			if err == nil && !ok {
+				rt.Progress(describeLast(s, r.env.WithResult(res)))
+			}
+			return ok, err
 		})
 		if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.Canceled) {
 			return res, 1, r.untilTimeout(s, last, err)

@@ -25,6 +25,10 @@ func actionsCmd(args []string, stdout, stderr io.Writer) int {
 			mut = "changes the system"
 		}
 		fmt.Fprintf(stdout, "%s (%s)\n  %s\n  spec:\n", a.Name, mut, a.Doc)
+		if a.Spec.Kind() != reflect.Struct || a.Result.Kind() != reflect.Struct {
+			fmt.Fprintf(stdout, "    NAME: VALUE      names of your choosing\n  result:\n    NAME           the value's type\n\n")
+			continue
+		}
 		for _, f := range eval.SpecFields(a.Spec) {
 			req := ""
 			if f.Required {

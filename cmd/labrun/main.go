@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/labrun/labrun/actions"
+	_ "github.com/labrun/labrun/actions/bpfmap" // registers the bpfmap action
 	"github.com/labrun/labrun/console"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/playbookschema"
@@ -40,6 +41,7 @@ Usage:
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
   labrun schema                     print the playbook JSON Schema
   labrun actions                    list actions, their spec fields and result types, and functions
+  labrun parse KIND [FILE|-]        print the typed result of a tool-output parser as JSON
   labrun version                    print the version
 
 Exit codes: 0 passed, 1 a step or assertion failed, 2 invalid input, 130 interrupted.
@@ -68,6 +70,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return schemaCmd(rest, stdout, stderr)
 	case "actions":
 		return actionsCmd(rest, stdout, stderr)
+	case "parse":
+		return parseCmd(rest, os.Stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "labrun", version)
 		return exitOK
@@ -78,7 +82,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if strings.HasPrefix(cmd, "-") || strings.HasSuffix(cmd, ".yaml") || strings.HasSuffix(cmd, ".yml") || fileExists(cmd) {
 		return runCmd(args, actions.Solve, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "validate", "schema", "actions", "version"}), usage)
+	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "validate", "schema", "actions", "parse", "version"}), usage)
 	return exitInvalid
 }
 

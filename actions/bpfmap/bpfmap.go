@@ -1,0 +1,116 @@
+// Package bpfmap is the bpfmap action: it reads Cilium's pinned BPF maps
+// straight from the kernel. It lives in a package of its own because it
+// links the BPF library, which validation must not need; the command
+// imports it to register the action.
+package bpfmap
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/bpfmaps"
+	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/eval"
+)
+
+// Spec says which of Cilium's maps to read.
+type Spec struct {
+	Map      string `yaml:"map" required:"true" doc:"What to read: services (frontends with their backend slots resolved), conntrack (TCP and non-TCP CT maps), policy (of one endpoint), ipcache, backends or revnat."`
+	Endpoint int    `yaml:"endpoint" doc:"Endpoint id whose policy map to read (map: policy)."`
+	Root     string `yaml:"root" doc:"bpffs mount Cilium pins under (default /sys/fs/bpf)."`
+}
+
+// Result holds what was read; only the field of the chosen map is filled.
+type Result struct {
+	Map       string                 `json:"map" expr:"map"`
+	Services  bpfmaps.Frontends      `json:"services" expr:"services"`
+	Conntrack bpfmaps.CTEntries      `json:"conntrack" expr:"conntrack"`
+	Policy    bpfmaps.PolicyEntries  `json:"policy" expr:"policy"`
+	IPCache   bpfmaps.IPCacheEntries `json:"ipcache" expr:"ipcache"`
+	Backends  bpfmaps.Backends       `json:"backends" expr:"backends"`
+	RevNATs   bpfmaps.RevNATs        `json:"revnats" expr:"revnats"`
+}
+
+var kinds = []string{"services", "conntrack", "policy", "ipcache", "backends", "revnat"}
+
+func init() {
+	actions.Register(actions.Def[Spec, Result]{
+		Name:  "bpfmap",
+		Doc:   "Read Cilium's pinned BPF maps (services, conntrack, policy, ipcache) directly from the kernel, read-only; needs root on the node. Cheap enough to poll with until.",
+		Run:   read,
+		Check: check,
+	})
+}
+
+func check(spec *eval.Value, sc *actions.StaticContext) diag.List {
+	var errs diag.List
+	m := spec.Lookup("map")
+	lit, ok := m.Literal()
+	if !ok {
+		return errs
+	}
+	name := fmt.Sprint(lit)
+	found := false
+	for _, k := range kinds {
+		found = found || k == name
+	}
+	if !found {
+		errs.Add(m.Pos, "unknown map %q%s; expected one of %v", name, diag.DidYouMean(name, kinds), kinds)
+	}
+	if name == "policy" && spec.Lookup("endpoint") == nil {
+		errs.Add(spec.Pos, "map: policy needs endpoint (the endpoint id)")
+	}
+	return errs
+}
+
+// readers keeps one Reader per bpffs root for the whole run: an until
+// poll re-reads through maps that are already open.
+var (
+	mu      sync.Mutex
+	readers = map[string]*bpfmaps.Reader{}
+)
+
+func reader(root string) (*bpfmaps.Reader, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if r, ok := readers[root]; ok {
+		return r, nil
+	}
+	r, err := bpfmaps.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	readers[root] = r
+	return r, nil
+}
+
+func read(ctx context.Context, rt *actions.Runtime, spec *Spec) (*Result, error) {
+	r, err := reader(spec.Root)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Map: spec.Map, Services: bpfmaps.Frontends{}, Conntrack: bpfmaps.CTEntries{}, Policy: bpfmaps.PolicyEntries{},
+		IPCache: bpfmaps.IPCacheEntries{}, Backends: bpfmaps.Backends{}, RevNATs: bpfmaps.RevNATs{}}
+	switch spec.Map {
+	case "services":
+		res.Services, err = r.Services()
+	case "conntrack":
+		res.Conntrack, err = r.Conntrack()
+	case "policy":
+		if spec.Endpoint <= 0 || spec.Endpoint > 0xffff {
+			return nil, fmt.Errorf("endpoint %d is not an endpoint id", spec.Endpoint)
+		}
+		res.Policy, err = r.Policy(uint16(spec.Endpoint))
+	case "ipcache":
+		res.IPCache, err = r.IPCache()
+	case "backends":
+		res.Backends, err = r.Backends()
+	case "revnat":
+		res.RevNATs, err = r.RevNATs()
+	default:
+		return nil, fmt.Errorf("unknown map %q; expected one of %v", spec.Map, kinds)
+	}
+	return res, err
+}

@@ -1,0 +1,41 @@
+package actions
+
+import "context"
+
+// DeleteSpec deletes objects, optionally waiting until they are gone.
+type DeleteSpec struct {
+	ObjectQuery    `yaml:",inline"`
+	Wait           bool `yaml:"wait" doc:"Wait (watching) until the objects are gone."`
+	IgnoreNotFound bool `yaml:"ignoreNotFound" doc:"An object that does not exist is not an error (the usual choice in finally)."`
+}
+
+// DeleteResult lists what was deleted.
+type DeleteResult struct {
+	Objects []DeletedObject `json:"objects" expr:"objects"`
+	Deleted int             `json:"deleted" expr:"deleted"`
+}
+
+func init() {
+	Register(Def[DeleteSpec, DeleteResult]{
+		Name:    "delete",
+		Doc:     "Delete Kubernetes objects by name or selector, optionally waiting until they are gone.",
+		Mutates: true,
+		Run: func(ctx context.Context, rt *Runtime, spec *DeleteSpec) (*DeleteResult, error) {
+			c, err := rt.cluster()
+			if err != nil {
+				return nil, err
+			}
+			objs, err := c.Delete(ctx, spec.ObjectQuery, DeleteRequest{Wait: spec.Wait, IgnoreNotFound: spec.IgnoreNotFound})
+			res := &DeleteResult{Objects: objs}
+			if res.Objects == nil {
+				res.Objects = []DeletedObject{}
+			}
+			for _, o := range objs {
+				if o.Deleted {
+					res.Deleted++
+				}
+			}
+			return res, err
+		},
+	})
+}

@@ -1,0 +1,85 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/eval"
+)
+
+// ExecSpec runs a command in a container, as kubectl exec does.
+type ExecSpec struct {
+	PodTarget    `yaml:",inline"`
+	Argv         []string `yaml:"argv" required:"true" doc:"Command and arguments, run directly (no shell)."`
+	Stdin        *string  `yaml:"stdin" doc:"Text sent to the command's standard input."`
+	AllowFailure bool     `yaml:"allowFailure" doc:"Treat a non-zero exit code as a result instead of a step failure."`
+	Mutates      bool     `yaml:"mutates" doc:"The command changes the system: labrun check skips the step and until may not repeat it."`
+}
+
+// CiliumSpec runs cilium-dbg in the Cilium agent: the shorthand for the
+// command every Cilium lab sends most.
+type CiliumSpec struct {
+	Args         []string `yaml:"args" required:"true" doc:"Arguments of cilium-dbg, e.g. [service, list, -o, json]."`
+	Namespace    string   `yaml:"namespace" doc:"Namespace of the agent (default kube-system)."`
+	Pod          string   `yaml:"pod" doc:"Agent pod or workload (default ds/cilium)."`
+	Container    string   `yaml:"container" doc:"Agent container (default cilium-agent)."`
+	Node         string   `yaml:"node" doc:"Use the agent on this node."`
+	AllowFailure bool     `yaml:"allowFailure" doc:"Treat a non-zero exit code as a result instead of a step failure."`
+}
+
+func init() {
+	Register(Def[ExecSpec, ExecResult]{
+		Name:       "exec",
+		Doc:        "Run a command in a pod's container (pod by name, selector or workload such as ds/cilium) and capture stdout, stderr and exit code.",
+		Run:        execInPod,
+		MutatesKey: "mutates",
+		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
+			var errs diag.List
+			if spec.Lookup("pod") == nil && spec.Lookup("selector") == nil {
+				errs.Add(spec.Pos, "exec needs pod (a name or a workload such as ds/cilium) or selector")
+			}
+			return errs
+		},
+	})
+	Register(Def[CiliumSpec, ExecResult]{
+		Name: "cilium",
+		Doc:  "Run cilium-dbg in the Cilium agent (kube-system, ds/cilium, container cilium-agent unless told otherwise).",
+		Run: func(ctx context.Context, rt *Runtime, spec *CiliumSpec) (*ExecResult, error) {
+			e := &ExecSpec{
+				PodTarget:    PodTarget{Namespace: spec.Namespace, Pod: spec.Pod, Container: spec.Container, Node: spec.Node},
+				Argv:         append([]string{"cilium-dbg"}, spec.Args...),
+				AllowFailure: spec.AllowFailure,
+			}
+			if e.Namespace == "" {
+				e.Namespace = "kube-system"
+			}
+			if e.Pod == "" {
+				e.Pod = "ds/cilium"
+			}
+			if e.Container == "" {
+				e.Container = "cilium-agent"
+			}
+			return execInPod(ctx, rt, e)
+		},
+	})
+}
+
+func execInPod(ctx context.Context, rt *Runtime, spec *ExecSpec) (*ExecResult, error) {
+	if len(spec.Argv) == 0 {
+		return nil, errors.New("argv is empty")
+	}
+	c, err := rt.cluster()
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.Exec(ctx, spec.PodTarget, ExecRequest{Argv: spec.Argv, Stdin: spec.Stdin})
+	if err != nil {
+		return res, err
+	}
+	if res.ExitCode != 0 && !spec.AllowFailure {
+		return res, fmt.Errorf("%s in %s/%s exited with code %d: %s", ShellQuote(spec.Argv), res.Namespace, res.Pod, res.ExitCode, tail(res.Stderr))
+	}
+	return res, nil
+}

@@ -1,0 +1,37 @@
+package actions
+
+import (
+	"context"
+
+	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/eval"
+)
+
+// ScaleSpec changes a workload's replica count through the scale
+// subresource.
+type ScaleSpec struct {
+	ObjectQuery `yaml:",inline"`
+	Replicas    int `yaml:"replicas" required:"true" doc:"The new replica count."`
+}
+
+func init() {
+	Register(Def[ScaleSpec, ScaleResult]{
+		Name:    "scale",
+		Doc:     "Set the replicas of a Deployment, StatefulSet or ReplicaSet through the scale subresource.",
+		Mutates: true,
+		Run: func(ctx context.Context, rt *Runtime, spec *ScaleSpec) (*ScaleResult, error) {
+			c, err := rt.cluster()
+			if err != nil {
+				return nil, err
+			}
+			return c.Scale(ctx, spec.ObjectQuery, spec.Replicas)
+		},
+		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
+			var errs diag.List
+			if spec.Lookup("name") == nil {
+				errs.Add(spec.Pos, "scale needs the name of the workload")
+			}
+			return errs
+		},
+	})
+}

@@ -1,0 +1,109 @@
+package parse
+
+import "testing"
+
+func TestBpftoolNetShowLocalCaptures(t *testing.T) {
+	n, err := ParseBpftoolNetShow(input(t, "local/bpftool-net-show/all.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "count", len(n.Attachments), 3)
+	eq(t, "xdp", n.Attachments[0], NetAttachment{Section: "xdp", Device: "xdpcap0", Ifindex: 7, Attach: "xdp", Mode: "generic", ProgID: n.Attachments[0].ProgID})
+	in := n.Find("legacy0", "clsact/ingress")
+	eq(t, "legacy program", in.Program, "cap_tc_in:[*fsobj]")
+	eq(t, "legacy ifindex", in.Ifindex, 5)
+	if in.ProgID == 0 {
+		t.Error("legacy prog id not parsed")
+	}
+	// bpftool 7.1 does not list tcx attachments: the tc section is empty.
+	tcx, err := ParseBpftoolNetShow(input(t, "local/bpftool-net-show/dev-tcx.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "tcx invisible to bpftool 7.1", tcx.Attachments, []NetAttachment{})
+
+	// JSON and text give the same attachments.
+	js, err := ParseBpftoolNetShow(input(t, "local/bpftool-net-show/json.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "json count", len(js.Attachments), 3)
+	pretty, err := ParseBpftoolNetShow(input(t, "local/bpftool-net-show/json-pretty.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, err := ParseBpftoolNetShow(input(t, "local/bpftool-net-show/dev-legacy.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "pretty json == text", pretty.Attachments, legacy.Attachments)
+}
+
+func TestBpftoolNetShowTCXAndNetfilter(t *testing.T) {
+	// bpftool >= 7.3 (net.c __show_dev_tc_bpf, show_link_netfilter).
+	text := "xdp:\n\ntc:\n" +
+		"lxc3a6f7d4e8c73(26) tcx/ingress cil_from_container prog_id 4773 link_id 29 \n" +
+		"lxc3a6f7d4e8c73(26) tcx/egress cil_to_container prog_id 4780 prog_flags 4 link_id 30 link_flags 8 \n" +
+		"eth0(2) clsact/ingress cil_from_netdev-eth0 id 1234\n" +
+		"lxc9(9) clsact/ingress bpf_lxc.o:[from-container] id 99 act [gact id 1] \n" +
+		"(5) clsact/egress prog id 7\n" +
+		"nk0(12) netkit/primary cil_from_container prog_id 81 link_id 5 \n" +
+		"\nflow_dissector:\nid 42\n\nnetfilter:\n\n\tip prerouting prio -128 prog_id 10\n\tip6 output prio 0 flags 0x1 prog_id 11\n\n"
+	n, err := ParseBpftoolNetShow(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "unparsed", n.Unparsed, []string{})
+	eq(t, "tcx", n.Find("lxc3a6f7d4e8c73", "tcx/ingress"), NetAttachment{Section: "tc", Device: "lxc3a6f7d4e8c73", Ifindex: 26, Attach: "tcx/ingress", Program: "cil_from_container", ProgID: 4773, LinkID: 29})
+	eq(t, "tcx egress with flags", n.Find("", "tcx/egress").LinkID, 30)
+	legacy := n.Find("eth0", "")
+	eq(t, "legacy id", legacy.ProgID, 1234)
+	eq(t, "base program", legacy.BaseProgram(), "cil_from_netdev")
+	eq(t, "old style name", n.Find("lxc9", "").Program, "bpf_lxc.o:[from-container]")
+	eq(t, "no device name", n.Find("", "clsact/egress").Ifindex, 5)
+	eq(t, "netkit", n.Find("nk0", "netkit/primary").ProgID, 81)
+	eq(t, "flow dissector", n.Find("", "flow_dissector").ProgID, 42)
+	nf := n.Find("", "netfilter")
+	eq(t, "netfilter", []any{nf.Hook, nf.Priority, nf.ProgID}, []any{"ip prerouting", -128, 10})
+	eq(t, "devices", len(n.Device("lxc3a6f7d4e8c73")), 2)
+	eq(t, "missing", n.Find("nope", "").ProgID, 0)
+}
+
+func TestBpftoolNetShowUnknownLinesAndErrors(t *testing.T) {
+	n, err := ParseBpftoolNetShow("xdp:\n\ntc:\nsomething new here\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "unparsed kept", n.Unparsed, []string{"tc: something new here"})
+	_, err = ParseBpftoolNetShow("")
+	wantError(t, err, kindBpftoolNet, 0, "no \"xdp:\"")
+	_, err = ParseBpftoolNetShow("lxc1(3) tcx/ingress x prog_id 1\n")
+	wantError(t, err, kindBpftoolNet, 1, "section header")
+	_, err = ParseBpftoolNetShow("[{\"tc\": 5}]")
+	wantError(t, err, kindBpftoolNet, 1, "invalid JSON")
+}
+
+func TestBpftoolLinkShow(t *testing.T) {
+	l, err := ParseBpftoolLinkShow(input(t, "local/bpftool-link-show/show.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "count", len(l), 3)
+	eq(t, "type 11 is tcx", l[0].Type, "tcx")
+	eq(t, "type id", l[0].TypeID, 11)
+	eq(t, "tcx links", len(l.OfType("tcx")), 2)
+	eq(t, "xdp", l[2].Type, "xdp")
+	if l[0].ProgID == 0 {
+		t.Error("prog id not parsed")
+	}
+	newer, err := ParseBpftoolLinkShow("29: tcx  prog 4773  \n\tifindex lxc3a6f7d4e8c73(26)  attach_type tcx_ingress  \n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "newer", newer[0], BpftoolLink{ID: 29, Type: "tcx", ProgID: 4773, Device: "lxc3a6f7d4e8c73", Ifindex: 26, AttachType: "tcx_ingress",
+		Details: map[string]string{"prog": "4773", "ifindex": "lxc3a6f7d4e8c73(26)", "attach_type": "tcx_ingress"}})
+	_, err = ParseBpftoolLinkShow("\tifindex 3\n")
+	wantError(t, err, kindBpftoolLink, 1, "before any link")
+	_, err = ParseBpftoolLinkShow("x: tcx prog 1\n")
+	wantError(t, err, kindBpftoolLink, 1, "expected")
+}

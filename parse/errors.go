@@ -1,0 +1,87 @@
+package parse
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Error is returned by every parser in this package for input it cannot
+// read. It names the parser (its registry kind), the 1-based line number and
+// the offending text, so that a failed lab step points at the exact line of
+// the captured output.
+type Error struct {
+	Parser string // registry kind, e.g. "cilium-bpf-ct-list"
+	Line   int    // 1-based line number; 0 when the problem is not one line
+	Text   string // the offending line (shortened), or "" when not useful
+	Msg    string // what was expected
+}
+
+// maxErrorText bounds the quoted text so that an error about a huge line
+// cannot blow up logs or memory.
+const maxErrorText = 120
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("parse ")
+	b.WriteString(e.Parser)
+	b.WriteString(": ")
+	if e.Line > 0 {
+		b.WriteString("line ")
+		b.WriteString(strconv.Itoa(e.Line))
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	if e.Text != "" {
+		b.WriteString(": ")
+		b.WriteString(strconv.Quote(e.Text))
+	}
+	return b.String()
+}
+
+// newError builds an *Error, shortening text to maxErrorText bytes (on a
+// rune boundary) so that errors stay small whatever the input.
+func newError(parser string, line int, text, msg string) *Error {
+	return &Error{Parser: parser, Line: line, Text: shorten(text), Msg: msg}
+}
+
+func shorten(s string) string {
+	s = strings.TrimRight(s, " \t\r")
+	if len(s) <= maxErrorText {
+		return s
+	}
+	cut := maxErrorText
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// jsonError turns an encoding/json error into an *Error with the line of
+// the offending byte when json reports an offset.
+func jsonError(parser, text string, err error) *Error {
+	var offset int64 = -1
+	switch e := err.(type) {
+	case *json.SyntaxError:
+		offset = e.Offset
+	case *json.UnmarshalTypeError:
+		offset = e.Offset
+	}
+	if strings.TrimSpace(text) == "" {
+		return newError(parser, 0, "", "empty input")
+	}
+	if offset < 0 || offset > int64(len(text)) {
+		return newError(parser, 0, "", "invalid JSON: "+err.Error())
+	}
+	line := 1 + strings.Count(text[:offset], "\n")
+	start := strings.LastIndexByte(text[:offset], '\n') + 1
+	end := strings.IndexByte(text[offset:], '\n')
+	if end < 0 {
+		end = len(text)
+	} else {
+		end += int(offset)
+	}
+	return newError(parser, line, text[start:end], "invalid JSON: "+err.Error())
+}

@@ -1,0 +1,267 @@
+package parse
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+const kindIPTables = "iptables-save"
+
+// IPTables is the parsed output of `iptables-save` (or `ip6tables-save`,
+// with or without -c counters).
+type IPTables struct {
+	Tables []IPTable `json:"tables" expr:"tables"`
+	// Lines holds every line of the input as printed (comments, "*table",
+	// "COMMIT" included) so that CountContaining equals `grep -c`.
+	Lines []string `json:"lines" expr:"lines"`
+}
+
+// IPTable is one "*name" ... "COMMIT" block.
+type IPTable struct {
+	Name   string    `json:"name" expr:"name"` // filter, nat, mangle, raw, security
+	Chains []IPChain `json:"chains" expr:"chains"`
+	Rules  []IPRule  `json:"rules" expr:"rules"`
+}
+
+// IPChain is a ":NAME POLICY [packets:bytes]" declaration.
+type IPChain struct {
+	Name    string `json:"name" expr:"name"`
+	Policy  string `json:"policy" expr:"policy"` // ACCEPT, DROP, ... or "-" for user chains
+	Packets int64  `json:"packets" expr:"packets"`
+	Bytes   int64  `json:"bytes" expr:"bytes"`
+}
+
+// IPRule is one "-A CHAIN ..." line.
+type IPRule struct {
+	Chain string `json:"chain" expr:"chain"`
+	// Text is the line as printed without the "[p:b] " counters of -c,
+	// e.g. `-A INPUT -m comment --comment "cilium-feeder: CILIUM_INPUT" -j CILIUM_INPUT`.
+	Text    string `json:"text" expr:"text"`
+	Target  string `json:"target" expr:"target"` // the -j/-g argument, "" if none
+	Packets int64  `json:"packets" expr:"packets"`
+	Bytes   int64  `json:"bytes" expr:"bytes"`
+}
+
+// CountContaining returns the number of lines containing s, like
+// `iptables-save | grep -c s` (case-sensitive, any line).
+func (t IPTables) CountContaining(s string) int {
+	n := 0
+	for _, l := range t.Lines {
+		if strings.Contains(l, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// CountContainingIn counts the chain declarations and rules of table
+// (filter, nat, ...) that contain s.
+func (t IPTables) CountContainingIn(table, s string) int {
+	n := 0
+	for _, tb := range t.Tables {
+		if tb.Name != table {
+			continue
+		}
+		for _, c := range tb.Chains {
+			if strings.Contains(chainLine(c), s) {
+				n++
+			}
+		}
+		for _, r := range tb.Rules {
+			if strings.Contains(r.Text, s) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func chainLine(c IPChain) string {
+	return ":" + c.Name + " " + c.Policy + " [" + strconv.FormatInt(c.Packets, 10) + ":" + strconv.FormatInt(c.Bytes, 10) + "]"
+}
+
+// Chains returns the names of the chains, in any table, that start with
+// prefix, sorted and without duplicates.
+func (t IPTables) Chains(prefix string) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, tb := range t.Tables {
+		for _, c := range tb.Chains {
+			if strings.HasPrefix(c.Name, prefix) && !seen[c.Name] {
+				seen[c.Name] = true
+				out = append(out, c.Name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Table returns the table called name, or a zero IPTable.
+func (t IPTables) Table(name string) IPTable {
+	for _, tb := range t.Tables {
+		if tb.Name == name {
+			return tb
+		}
+	}
+	return IPTable{Chains: []IPChain{}, Rules: []IPRule{}}
+}
+
+// Rules returns the rules of chain in table ("" for any table).
+func (t IPTables) Rules(table, chain string) []IPRule {
+	out := []IPRule{}
+	for _, tb := range t.Tables {
+		if table != "" && tb.Name != table {
+			continue
+		}
+		for _, r := range tb.Rules {
+			if r.Chain == chain {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// ParseIPTablesSave parses `iptables-save [-c]`. Empty output is valid
+// (no tables loaded, e.g. a nft-only host queried with iptables-legacy).
+func ParseIPTablesSave(text string) (IPTables, error) {
+	out := IPTables{Tables: []IPTable{}, Lines: []string{}}
+	r := newLineReader(text)
+	var cur *IPTable
+	for {
+		line, ok := r.next()
+		if !ok {
+			break
+		}
+		out.Lines = append(out.Lines, line)
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "" || strings.HasPrefix(t, "#"):
+		case strings.HasPrefix(t, "*"):
+			if cur != nil {
+				return IPTables{}, newError(kindIPTables, r.num, line, `"*table" before the previous table's COMMIT`)
+			}
+			out.Tables = append(out.Tables, IPTable{Name: t[1:], Chains: []IPChain{}, Rules: []IPRule{}})
+			cur = &out.Tables[len(out.Tables)-1]
+		case t == "COMMIT":
+			if cur == nil {
+				return IPTables{}, newError(kindIPTables, r.num, line, "COMMIT outside a table")
+			}
+			cur = nil
+		case strings.HasPrefix(t, ":"):
+			if cur == nil {
+				return IPTables{}, newError(kindIPTables, r.num, line, "chain declaration outside a table")
+			}
+			c, err := parseChainDecl(t)
+			if err != nil {
+				return IPTables{}, newError(kindIPTables, r.num, line, err.Error())
+			}
+			cur.Chains = append(cur.Chains, c)
+		default:
+			if cur == nil {
+				return IPTables{}, newError(kindIPTables, r.num, line, "rule outside a table")
+			}
+			rule, err := parseRule(t)
+			if err != nil {
+				return IPTables{}, newError(kindIPTables, r.num, line, err.Error())
+			}
+			cur.Rules = append(cur.Rules, rule)
+		}
+	}
+	if cur != nil {
+		return IPTables{}, newError(kindIPTables, r.num, "", "missing COMMIT after *"+cur.Name)
+	}
+	return out, nil
+}
+
+// parseChainDecl reads ":CILIUM_INPUT - [0:0]".
+func parseChainDecl(t string) (IPChain, error) {
+	const msg = errString(`expected ":CHAIN POLICY [packets:bytes]"`)
+	f := strings.Fields(t[1:])
+	if len(f) < 2 || f[0] == "" {
+		return IPChain{}, msg
+	}
+	c := IPChain{Name: f[0], Policy: f[1]}
+	if len(f) >= 3 {
+		p, b, ok := parseCounters(f[2])
+		if !ok {
+			return IPChain{}, msg
+		}
+		c.Packets, c.Bytes = p, b
+	}
+	return c, nil
+}
+
+func parseCounters(s string) (int64, int64, bool) {
+	if !strings.HasPrefix(s, "[") || !strings.HasSuffix(s, "]") {
+		return 0, 0, false
+	}
+	ps, bs, ok := strings.Cut(s[1:len(s)-1], ":")
+	if !ok {
+		return 0, 0, false
+	}
+	p, err1 := strconv.ParseInt(ps, 10, 64)
+	b, err2 := strconv.ParseInt(bs, 10, 64)
+	return p, b, err1 == nil && err2 == nil
+}
+
+// parseRule reads "[p:b] -A CHAIN ..." (counters only with -c). The target
+// is the word after the last " -j " or " -g " outside quotes.
+func parseRule(t string) (IPRule, error) {
+	const msg = errString(`expected "-A CHAIN ..."`)
+	var r IPRule
+	if strings.HasPrefix(t, "[") {
+		c, rest, _ := strings.Cut(t, " ")
+		p, b, ok := parseCounters(c)
+		if !ok {
+			return IPRule{}, msg
+		}
+		r.Packets, r.Bytes = p, b
+		t = strings.TrimSpace(rest)
+	}
+	f := strings.Fields(t)
+	if len(f) < 2 || (f[0] != "-A" && f[0] != "-I") {
+		return IPRule{}, msg
+	}
+	r.Chain, r.Text = f[1], t
+	words := splitQuoted(t)
+	for i := 0; i+1 < len(words); i++ {
+		if words[i] == "-j" || words[i] == "-g" || words[i] == "--jump" || words[i] == "--goto" {
+			r.Target = words[i+1]
+		}
+	}
+	return r, nil
+}
+
+// splitQuoted splits on spaces outside double quotes (iptables-save quotes
+// comments), so that a comment mentioning "-j" is not taken as the target.
+func splitQuoted(s string) []string {
+	var out []string
+	var b strings.Builder
+	inQuote := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && inQuote && i+1 < len(s):
+			b.WriteByte(c)
+			b.WriteByte(s[i+1])
+			i++
+		case c == '"':
+			inQuote = !inQuote
+			b.WriteByte(c)
+		case c == ' ' && !inQuote:
+			if b.Len() > 0 {
+				out = append(out, b.String())
+				b.Reset()
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out
+}

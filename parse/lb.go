@@ -1,0 +1,344 @@
+package parse
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+const kindLBList = "cilium-bpf-lb-list"
+
+// LBEntry is one row of `cilium-dbg bpf lb list`: one slot of one frontend
+// in the BPF services map.
+//
+// Slot 0 is the service itself: its value holds the rev-NAT id and the
+// service flags ("[ClusterIP, non-routable]"). Slots 1..N each hold one
+// backend. A backend id missing from the backends map prints
+// "backend N not found" (NotFound, BackendID).
+type LBEntry struct {
+	Frontend    L4Addr   `json:"frontend" expr:"frontend"`
+	Slot        int      `json:"slot" expr:"slot"` // -1 in the old grouped layout, which printed no slots for backends
+	Backend     L4Addr   `json:"backend" expr:"backend"`
+	RevNAT      int      `json:"revNAT" expr:"revNAT"`
+	Flags       []string `json:"flags" expr:"flags"`             // slot 0 only, e.g. ["ClusterIP", "non-routable"]
+	L7ProxyPort int      `json:"l7ProxyPort" expr:"l7ProxyPort"` // slot 0 of an L7 load-balanced service
+	NotFound    bool     `json:"notFound" expr:"notFound"`
+	BackendID   int      `json:"backendID" expr:"backendID"` // only printed for "backend N not found"
+}
+
+// IsService reports whether the row is the service's own (slot 0) entry.
+func (e LBEntry) IsService() bool { return e.Slot == 0 }
+
+// LBList is the parsed `cilium-dbg bpf lb list`. Rows are kept in printed
+// order, which is random: the command dumps a Go map. Use Services,
+// Frontend or Backends for a stable, grouped view.
+type LBList struct {
+	Entries []LBEntry `json:"entries" expr:"entries"`
+	// Layout is "slots" for the per-slot layout of Cilium 1.15+
+	// ("10.43.0.10:53/UDP (0)") and "grouped" for the older layout that
+	// printed one key followed by its values.
+	Layout string `json:"layout" expr:"layout"`
+}
+
+// LBService groups the rows of one frontend.
+type LBService struct {
+	Frontend L4Addr   `json:"frontend" expr:"frontend"`
+	Found    bool     `json:"found" expr:"found"`       // false for the zero value returned when nothing matched
+	RevNAT   int      `json:"revNAT" expr:"revNAT"`     // from slot 0
+	Type     string   `json:"type" expr:"type"`         // first flag of slot 0, e.g. "ClusterIP", "NodePort"
+	Flags    []string `json:"flags" expr:"flags"`       // flags of slot 0
+	HasSlot0 bool     `json:"hasSlot0" expr:"hasSlot0"` // false if the slot-0 row is missing
+	// Backends are the rows of slots 1..N sorted by slot, including
+	// "backend N not found" rows.
+	Backends []LBEntry `json:"backends" expr:"backends"`
+}
+
+// Addrs returns the found backends as "ip:port", sorted by slot.
+func (s LBService) Addrs() []string {
+	out := []string{}
+	for _, b := range s.Backends {
+		if !b.NotFound {
+			out = append(out, b.Backend.HostPort())
+		}
+	}
+	return out
+}
+
+// SlotCount returns the number of backend slots (rows other than slot 0).
+func (s LBService) SlotCount() int { return len(s.Backends) }
+
+// Services groups the rows by frontend, sorted by frontend text.
+func (l LBList) Services() []LBService {
+	byKey := map[string]*LBService{}
+	var keys []string
+	for _, e := range l.Entries {
+		k := e.Frontend.String()
+		s, ok := byKey[k]
+		if !ok {
+			s = &LBService{Frontend: e.Frontend, Found: true, Flags: []string{}, Backends: []LBEntry{}}
+			byKey[k] = s
+			keys = append(keys, k)
+		}
+		if e.IsService() {
+			s.HasSlot0, s.RevNAT, s.Flags = true, e.RevNAT, e.Flags
+			if len(e.Flags) > 0 {
+				s.Type = e.Flags[0]
+			}
+			continue
+		}
+		s.Backends = append(s.Backends, e)
+	}
+	sort.Strings(keys)
+	out := make([]LBService, 0, len(keys))
+	for _, k := range keys {
+		s := byKey[k]
+		sort.SliceStable(s.Backends, func(i, j int) bool { return s.Backends[i].Slot < s.Backends[j].Slot })
+		out = append(out, *s)
+	}
+	return out
+}
+
+// Frontend returns the group of the frontend fe: "10.43.1.2:80/TCP"
+// (exact; "/i" selects the internal scope) or "10.43.1.2:80" (external
+// scope, any protocol: the first in sorted order, so TCP before UDP). It
+// returns a zero LBService with Found false when nothing matches.
+func (l LBList) Frontend(fe string) LBService {
+	for _, s := range l.Services() {
+		if frontendMatch(s.Frontend, fe) {
+			return s
+		}
+	}
+	return LBService{Flags: []string{}, Backends: []LBEntry{}}
+}
+
+// Backends returns the backends of frontend fe as "ip:port", sorted by slot
+// ("backend N not found" rows left out).
+func (l LBList) Backends(fe string) []string { return l.Frontend(fe).Addrs() }
+
+// ParseLBList parses `cilium-dbg bpf lb list`.
+//
+// Cilium 1.15 and later print one row per slot, the key carrying the slot:
+//
+//	SERVICE ADDRESS         BACKEND ADDRESS (REVNAT_ID) (SLOT)
+//	10.43.0.10:53/UDP (0)   0.0.0.0:0 (2) (0) [ClusterIP, non-routable]
+//	10.43.0.10:53/UDP (1)   10.42.0.12:53/UDP (2) (1)
+//	10.43.5.5:8080/TCP (1)  backend 99 not found
+//
+// (v1.15 prints no "/PROTO"). Older versions printed the frontend once and
+// its values under it, without slots:
+//
+//	SERVICE ADDRESS      BACKEND ADDRESS
+//	10.96.0.10:53        0.0.0.0:0 (2) [ClusterIP]
+//	                     10.10.1.185:53 (2)
+//
+// In that layout the 0.0.0.0:0 / [::]:0 value is slot 0 and backends get
+// Slot -1.
+//
+// `bpf lb list -o json` (a JSON object mapping each key to its list of
+// values, the same strings) is accepted too; entries are then sorted by key.
+func ParseLBList(text string) (LBList, error) {
+	if strings.HasPrefix(strings.TrimSpace(text), "{") {
+		return parseLBListJSON(text)
+	}
+	l := LBList{Entries: []LBEntry{}, Layout: "slots"}
+	r := newLineReader(text)
+	haveHeader := false
+	var current *L4Addr // grouped layout: the key of the lines below
+	for {
+		line, ok := r.next()
+		if !ok {
+			break
+		}
+		if isBlank(line) {
+			continue
+		}
+		if !haveHeader {
+			if !strings.HasPrefix(line, "SERVICE ADDRESS") {
+				if strings.HasPrefix(line, "ID") || strings.HasPrefix(line, "SOURCE RANGE") {
+					return LBList{}, newError(kindLBList, r.num, line, "this is --backends/--revnat/--source-ranges output; only the default listing is supported")
+				}
+				return LBList{}, newError(kindLBList, r.num, line, `expected header "SERVICE ADDRESS   BACKEND ADDRESS ..."`)
+			}
+			haveHeader = true
+			continue
+		}
+		indented := line[0] == ' ' || line[0] == '\t'
+		f := strings.Fields(line)
+		if indented {
+			// Grouped layout: another value of the current key.
+			if current == nil {
+				return LBList{}, newError(kindLBList, r.num, line, "value line before any service address")
+			}
+			e, err := parseLBValue(strings.TrimSpace(line), *current, -1)
+			if err != nil {
+				return LBList{}, newError(kindLBList, r.num, line, err.Error())
+			}
+			l.Layout = "grouped"
+			l.Entries = append(l.Entries, e)
+			continue
+		}
+		fe, err := ParseL4Addr(f[0])
+		if err != nil {
+			return LBList{}, newError(kindLBList, r.num, line, `expected "ip:port/PROTO (slot)" as service address`)
+		}
+		if len(f) >= 2 && isParenInt(f[1]) {
+			slot, _ := strconv.Atoi(f[1][1 : len(f[1])-1])
+			t := strings.TrimSpace(line)
+			afterKey := strings.TrimSpace(t[len(f[0]):])
+			value := strings.TrimSpace(afterKey[len(f[1]):])
+			if value == "" {
+				return LBList{}, newError(kindLBList, r.num, line, "service address without value")
+			}
+			e, err := parseLBValue(value, fe, slot)
+			if err != nil {
+				return LBList{}, newError(kindLBList, r.num, line, err.Error())
+			}
+			l.Entries = append(l.Entries, e)
+			current = nil
+			continue
+		}
+		// Grouped layout: key then its first value on the same line.
+		if len(f) < 2 {
+			return LBList{}, newError(kindLBList, r.num, line, "service address without value")
+		}
+		feCopy := fe
+		current = &feCopy
+		value := strings.TrimSpace(strings.TrimSpace(line)[len(f[0]):])
+		e, err := parseLBValue(value, fe, -1)
+		if err != nil {
+			return LBList{}, newError(kindLBList, r.num, line, err.Error())
+		}
+		l.Layout = "grouped"
+		l.Entries = append(l.Entries, e)
+	}
+	if !haveHeader {
+		return LBList{}, newError(kindLBList, 0, "", "empty input")
+	}
+	return l, nil
+}
+
+func isParenInt(s string) bool {
+	if len(s) < 3 || s[0] != '(' || s[len(s)-1] != ')' {
+		return false
+	}
+	_, err := strconv.Atoi(s[1 : len(s)-1])
+	return err == nil
+}
+
+// parseLBValue reads the BACKEND ADDRESS cell. slot is the key's slot, or
+// -1 in the grouped layout, where the value tells: 0.0.0.0:0 / [::]:0 is
+// the service entry.
+//
+//	0.0.0.0:0 (2) (0) [ClusterIP, non-routable]            slot 0
+//	0.0.0.0:0 (30) (0) [LoadBalancer, l7-load-balancer] (L7LB Proxy Port: 15001)
+//	10.42.0.12:53/UDP (2) (1)                              slot 1
+//	backend 99 not found
+//	0.0.0.0:0 (26) [ClusterIP]   /   10.42.2.234:44134 (26)  grouped layout
+func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
+	const msg = errString(`expected "ip:port[/PROTO] (revnat) (slot) [flags]" or "backend N not found"`)
+	e := LBEntry{Frontend: fe, Slot: slot, Flags: []string{}}
+	if rest, ok := strings.CutPrefix(v, "backend "); ok {
+		id, ok := strings.CutSuffix(rest, " not found")
+		n, err := strconv.Atoi(id)
+		if !ok || err != nil {
+			return LBEntry{}, msg
+		}
+		e.NotFound, e.BackendID = true, n
+		return e, nil
+	}
+	addr, rest, _ := strings.Cut(v, " ")
+	be, err := ParseL4Addr(addr)
+	if err != nil {
+		return LBEntry{}, msg
+	}
+	be.Scope = ""
+	// Numbers in parentheses: (revnat) then, in the slot layout, (slot).
+	var nums []int
+	rest = strings.TrimSpace(rest)
+	for strings.HasPrefix(rest, "(") {
+		tok, after, _ := strings.Cut(rest, " ")
+		if !isParenInt(tok) {
+			break
+		}
+		n, _ := strconv.Atoi(tok[1 : len(tok)-1])
+		nums = append(nums, n)
+		rest = strings.TrimSpace(after)
+	}
+	if len(nums) == 0 || len(nums) > 2 {
+		return LBEntry{}, msg
+	}
+	e.RevNAT = nums[0]
+	isService := be.Port == 0 && (be.IP == "0.0.0.0" || be.IP == "::")
+	if slot >= 0 {
+		if len(nums) != 2 || nums[1] != slot {
+			return LBEntry{}, errString("value slot does not match the key's slot")
+		}
+	} else if isService {
+		e.Slot = 0
+	}
+	if e.Slot == 0 {
+		if strings.HasPrefix(rest, "[") {
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return LBEntry{}, msg
+			}
+			for _, fl := range strings.Split(rest[1:end], ",") {
+				if fl = strings.TrimSpace(fl); fl != "" {
+					e.Flags = append(e.Flags, fl)
+				}
+			}
+			rest = strings.TrimSpace(rest[end+1:])
+		}
+		if p, ok := strings.CutPrefix(rest, "(L7LB Proxy Port: "); ok {
+			n, err := strconv.Atoi(strings.TrimSuffix(p, ")"))
+			if err != nil || !strings.HasSuffix(p, ")") {
+				return LBEntry{}, msg
+			}
+			e.L7ProxyPort = n
+			rest = ""
+		}
+	} else {
+		e.Backend = be
+	}
+	if rest != "" {
+		return LBEntry{}, msg
+	}
+	return e, nil
+}
+
+func parseLBListJSON(text string) (LBList, error) {
+	var raw map[string][]string
+	if err := json.Unmarshal([]byte(text), &raw); err != nil {
+		return LBList{}, jsonError(kindLBList, text, err)
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	l := LBList{Entries: []LBEntry{}, Layout: "slots"}
+	for _, k := range keys {
+		addr, slotText, _ := strings.Cut(k, " ")
+		fe, err := ParseL4Addr(addr)
+		if err != nil {
+			return LBList{}, newError(kindLBList, 0, k, `expected "ip:port/PROTO (slot)" as key`)
+		}
+		slot := -1
+		if isParenInt(slotText) {
+			slot, _ = strconv.Atoi(slotText[1 : len(slotText)-1])
+		} else if slotText != "" {
+			return LBList{}, newError(kindLBList, 0, k, `expected "ip:port/PROTO (slot)" as key`)
+		} else {
+			l.Layout = "grouped"
+		}
+		for _, v := range raw[k] {
+			e, err := parseLBValue(strings.TrimSpace(v), fe, slot)
+			if err != nil {
+				return LBList{}, newError(kindLBList, 0, v, err.Error())
+			}
+			l.Entries = append(l.Entries, e)
+		}
+	}
+	return l, nil
+}

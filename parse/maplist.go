@@ -1,0 +1,115 @@
+package parse
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+const kindMapList = "cilium-map-list"
+
+// MapInfo is one row of `cilium-dbg map list`.
+type MapInfo struct {
+	Name string `json:"name" expr:"name"`
+	// Entries is the number of cached entries; EntriesKnown is false when
+	// Cilium printed "unknown" (maps without a userspace cache), and
+	// Entries is then 0.
+	Entries      int  `json:"entries" expr:"entries"`
+	EntriesKnown bool `json:"entriesKnown" expr:"entriesKnown"`
+	Errors       int  `json:"errors" expr:"errors"`
+	CacheEnabled bool `json:"cacheEnabled" expr:"cacheEnabled"`
+}
+
+// MapList is the parsed `cilium-dbg map list`.
+type MapList []MapInfo
+
+// Get returns the map called name, or a zero MapInfo (Name "").
+func (l MapList) Get(name string) MapInfo {
+	for _, m := range l {
+		if m.Name == name {
+			return m
+		}
+	}
+	return MapInfo{}
+}
+
+// Names returns the names that start with prefix, in listed order.
+func (l MapList) Names(prefix string) []string {
+	out := []string{}
+	for _, m := range l {
+		if strings.HasPrefix(m.Name, prefix) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// PolicyMap returns the name of endpoint id's policy map in this list, or ""
+// if none is listed. The name changed across Cilium versions, so every known
+// form is tried: "cilium_policy_v3_%05d" (1.20), "cilium_policy_v2_%05d"
+// (1.17-1.19), "cilium_policy_%05d" (up to 1.16), and the same without
+// zero padding.
+func (l MapList) PolicyMap(id int) string {
+	for _, prefix := range []string{"cilium_policy_v3_", "cilium_policy_v2_", "cilium_policy_"} {
+		for _, name := range []string{fmt.Sprintf("%s%05d", prefix, id), prefix + strconv.Itoa(id)} {
+			if l.Get(name).Name != "" {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// ParseMapList parses the `cilium-dbg map list` table:
+//
+//	Name                     Num entries   Num errors   Cache enabled
+//	cilium_policy_v3_01234   4             0            true
+//	cilium_lb4_services_v2   unknown       0            false
+func ParseMapList(text string) (MapList, error) {
+	r := newLineReader(text)
+	out := MapList{}
+	haveHeader := false
+	for {
+		line, ok := r.next()
+		if !ok {
+			break
+		}
+		if isBlank(line) {
+			continue
+		}
+		if !haveHeader {
+			if collapseSpace(line) != "Name Num entries Num errors Cache enabled" {
+				return nil, newError(kindMapList, r.num, line, `expected header "Name Num entries Num errors Cache enabled"`)
+			}
+			haveHeader = true
+			continue
+		}
+		// No cell has spaces and none is empty, so whitespace splitting
+		// is safe here (unlike the service and endpoint tables).
+		c := strings.Fields(line)
+		if len(c) != 4 {
+			return nil, newError(kindMapList, r.num, line, "expected \"name entries errors true|false\"")
+		}
+		m := MapInfo{Name: c[0]}
+		if c[1] != "unknown" {
+			n, err := strconv.Atoi(c[1])
+			if err != nil {
+				return nil, newError(kindMapList, r.num, line, `expected a number or "unknown" in Num entries`)
+			}
+			m.Entries, m.EntriesKnown = n, true
+		}
+		n, err := strconv.Atoi(c[2])
+		if err != nil {
+			return nil, newError(kindMapList, r.num, line, "expected a number in Num errors")
+		}
+		m.Errors = n
+		if m.CacheEnabled, err = strconv.ParseBool(c[3]); err != nil {
+			return nil, newError(kindMapList, r.num, line, "expected true or false in Cache enabled")
+		}
+		out = append(out, m)
+	}
+	if !haveHeader {
+		return nil, newError(kindMapList, 0, "", "empty input")
+	}
+	return out, nil
+}

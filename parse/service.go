@@ -1,0 +1,303 @@
+package parse
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+const kindServiceList = "cilium-service-list"
+
+// Service is one entry of `cilium-dbg service list`: one frontend address
+// (a Kubernetes Service has one per port, per IP family and per scope) with
+// its backends.
+//
+// From `-o json` every field is filled: the model's spec and
+// status.realized (the same object in Cilium 1.20) are flattened, so
+// spec.flags.name is Name and spec.frontend-address is Frontend. The plain
+// table only has ID, Frontend, Type and the backends' address and state; the
+// other fields are then empty.
+type Service struct {
+	ID       int       `json:"id" expr:"id"`
+	Frontend L4Addr    `json:"frontend" expr:"frontend"`
+	Backends []Backend `json:"backends" expr:"backends"` // empty (never null) when the JSON says "backend-addresses": null
+
+	Type                string `json:"type" expr:"type"` // ClusterIP, NodePort, ExternalIPs, LoadBalancer, HostPort, LocalRedirect
+	Name                string `json:"name" expr:"name"`
+	Namespace           string `json:"namespace" expr:"namespace"`
+	TrafficPolicy       string `json:"trafficPolicy" expr:"trafficPolicy"`
+	ExtTrafficPolicy    string `json:"extTrafficPolicy" expr:"extTrafficPolicy"`
+	IntTrafficPolicy    string `json:"intTrafficPolicy" expr:"intTrafficPolicy"`
+	NatPolicy           string `json:"natPolicy" expr:"natPolicy"`
+	HealthCheckNodePort int    `json:"healthCheckNodePort" expr:"healthCheckNodePort"`
+	// Cluster is the clustermesh cluster of a remote service; Remote is
+	// true for it (the table prints "ClusterIP (Remote)").
+	Cluster string `json:"cluster" expr:"cluster"`
+	Remote  bool   `json:"remote" expr:"remote"`
+}
+
+// Backend is one backend of a Service.
+type Backend struct {
+	IP        string `json:"ip" expr:"ip"`
+	Port      int    `json:"port" expr:"port"`
+	Protocol  string `json:"protocol" expr:"protocol"`
+	NodeName  string `json:"nodeName" expr:"nodeName"`
+	Zone      string `json:"zone" expr:"zone"`
+	State     string `json:"state" expr:"state"` // active, terminating, terminating-not-serving, quarantined, maintenance
+	Preferred bool   `json:"preferred" expr:"preferred"`
+	Weight    int    `json:"weight" expr:"weight"` // 0 when not printed (table form)
+}
+
+// HostPort returns the backend as "ip:port" ("[v6]:port").
+func (b Backend) HostPort() string { return Addr{IP: b.IP, Port: b.Port}.String() }
+
+// BackendAddrs returns the backends as "ip:port" strings, in listed order.
+func (s Service) BackendAddrs() []string {
+	out := make([]string, 0, len(s.Backends))
+	for _, b := range s.Backends {
+		out = append(out, b.HostPort())
+	}
+	return out
+}
+
+// ServiceList is the parsed `cilium-dbg service list [-o json]`.
+type ServiceList []Service
+
+// Frontend returns the service whose frontend matches fe, or a zero Service
+// (ID 0) when none does. fe is "ip:port/PROTO" (exact, "/i" for the
+// internal scope) or "ip:port" (external scope, any protocol; the first in
+// listed order wins, so give the protocol when TCP and UDP share a port).
+func (l ServiceList) Frontend(fe string) Service {
+	for _, s := range l {
+		if frontendMatch(s.Frontend, fe) {
+			return s
+		}
+	}
+	return Service{Backends: []Backend{}}
+}
+
+// Named returns the services of the Kubernetes Service namespace/name (one
+// per frontend), in listed order. Only -o json output has names.
+func (l ServiceList) Named(namespace, name string) ServiceList {
+	out := ServiceList{}
+	for _, s := range l {
+		if s.Namespace == namespace && s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// frontendMatch compares a frontend with "ip:port[/PROTO][/i]".
+func frontendMatch(a L4Addr, query string) bool {
+	q, err := ParseL4Addr(strings.TrimSpace(query))
+	if err != nil {
+		return false
+	}
+	if canonIP(a.IP) != canonIP(q.IP) || a.Port != q.Port || a.Scope != q.Scope {
+		return false
+	}
+	return q.Protocol == "" || a.Protocol == "" || strings.EqualFold(a.Protocol, q.Protocol)
+}
+
+// ParseServiceList parses `cilium-dbg service list`, either the -o json
+// array or the plain table; it looks at the first character to tell them
+// apart.
+func ParseServiceList(text string) (ServiceList, error) {
+	if strings.HasPrefix(strings.TrimSpace(text), "[") {
+		return ParseServiceListJSON(text)
+	}
+	return ParseServiceListTable(text)
+}
+
+// JSON shape of models.Service (api/v1/models/service*.go).
+type jsonService struct {
+	Spec   *jsonServiceSpec `json:"spec"`
+	Status *struct {
+		Realized *jsonServiceSpec `json:"realized"`
+	} `json:"status"`
+}
+
+type jsonServiceSpec struct {
+	ID              int `json:"id"`
+	FrontendAddress *struct {
+		IP       string `json:"ip"`
+		Port     int    `json:"port"`
+		Protocol string `json:"protocol"`
+		Scope    string `json:"scope"`
+	} `json:"frontend-address"`
+	BackendAddresses []*struct {
+		IP        *string `json:"ip"`
+		Port      int     `json:"port"`
+		Protocol  string  `json:"protocol"`
+		NodeName  string  `json:"nodeName"`
+		Zone      string  `json:"zone"`
+		State     string  `json:"state"`
+		Preferred bool    `json:"preferred"`
+		Weight    *int    `json:"weight"`
+	} `json:"backend-addresses"`
+	Flags *struct {
+		Type                string `json:"type"`
+		Name                string `json:"name"`
+		Namespace           string `json:"namespace"`
+		TrafficPolicy       string `json:"trafficPolicy"`
+		ExtTrafficPolicy    string `json:"extTrafficPolicy"`
+		IntTrafficPolicy    string `json:"intTrafficPolicy"`
+		NatPolicy           string `json:"natPolicy"`
+		HealthCheckNodePort int    `json:"healthCheckNodePort"`
+		Cluster             string `json:"cluster"`
+	} `json:"flags"`
+}
+
+// ParseServiceListJSON parses `cilium-dbg service list -o json`.
+//
+// It reads status.realized, which is what the table shows, and falls back to
+// spec for anything realized lacks (in Cilium 1.20 both are the same object).
+func ParseServiceListJSON(text string) (ServiceList, error) {
+	var raw []jsonService
+	if err := json.Unmarshal([]byte(text), &raw); err != nil {
+		return nil, jsonError(kindServiceList, text, err)
+	}
+	out := make(ServiceList, 0, len(raw))
+	for i, js := range raw {
+		spec := js.Spec
+		if js.Status != nil && js.Status.Realized != nil {
+			spec = js.Status.Realized
+		}
+		if spec == nil || spec.FrontendAddress == nil {
+			return nil, newError(kindServiceList, 0, "", "element "+strconv.Itoa(i)+": no spec.frontend-address")
+		}
+		fa := spec.FrontendAddress
+		s := Service{
+			ID:       spec.ID,
+			Frontend: L4Addr{IP: fa.IP, Port: fa.Port, Protocol: fa.Protocol, Scope: fa.Scope},
+			Backends: []Backend{},
+		}
+		flags := spec.Flags
+		if flags == nil && js.Spec != nil {
+			flags = js.Spec.Flags
+		}
+		if flags != nil {
+			s.Type, s.Name, s.Namespace = flags.Type, flags.Name, flags.Namespace
+			s.TrafficPolicy, s.ExtTrafficPolicy, s.IntTrafficPolicy = flags.TrafficPolicy, flags.ExtTrafficPolicy, flags.IntTrafficPolicy
+			s.NatPolicy, s.HealthCheckNodePort, s.Cluster = flags.NatPolicy, flags.HealthCheckNodePort, flags.Cluster
+			s.Remote = flags.Cluster != ""
+		}
+		for _, b := range spec.BackendAddresses {
+			if b == nil || b.IP == nil {
+				return nil, newError(kindServiceList, 0, "", "element "+strconv.Itoa(i)+": backend without ip")
+			}
+			be := Backend{IP: *b.IP, Port: b.Port, Protocol: b.Protocol, NodeName: b.NodeName,
+				Zone: b.Zone, State: b.State, Preferred: b.Preferred}
+			if b.Weight != nil {
+				be.Weight = *b.Weight
+			}
+			s.Backends = append(s.Backends, be)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// ParseServiceListTable parses the plain `cilium-dbg service list` table:
+//
+//	ID   Frontend            Service Type   Backend
+//	7    10.43.77.5:80/TCP   ClusterIP      1 => 10.42.0.31:8080/TCP (active)
+//	                                        2 => 10.42.0.32:8080/TCP (active)
+//	11   10.43.7.7:80/TCP    ClusterIP
+//
+// Columns are cut at the header's positions (see table) because the Backend
+// cell is empty for a service without backends and "Service Type" can hold
+// "ClusterIP (Remote)".
+func ParseServiceListTable(text string) (ServiceList, error) {
+	r := newLineReader(text)
+	out := ServiceList{}
+	var t table
+	haveHeader := false
+	for {
+		line, ok := r.next()
+		if !ok {
+			break
+		}
+		if isBlank(line) {
+			continue
+		}
+		if !haveHeader {
+			if t, haveHeader = newTable(line, []string{"ID", "Frontend", "Service Type", "Backend"}); !haveHeader {
+				return nil, newError(kindServiceList, r.num, line, `expected header "ID Frontend Service Type Backend"`)
+			}
+			continue
+		}
+		c, ok := t.cells(line)
+		if !ok {
+			return nil, newError(kindServiceList, r.num, line, "line not aligned with the table header")
+		}
+		if c[0] == "" {
+			// Continuation: one more backend of the service above.
+			if len(out) == 0 || c[1] != "" || c[2] != "" || c[3] == "" {
+				return nil, newError(kindServiceList, r.num, line, `expected "N => ip:port/PROTO (state)" under a service`)
+			}
+			b, err := parseTableBackend(c[3])
+			if err != nil {
+				return nil, newError(kindServiceList, r.num, line, err.Error())
+			}
+			out[len(out)-1].Backends = append(out[len(out)-1].Backends, b)
+			continue
+		}
+		id, err := strconv.Atoi(c[0])
+		if err != nil {
+			return nil, newError(kindServiceList, r.num, line, "expected a numeric service ID")
+		}
+		fe, err := ParseL4Addr(c[1])
+		if err != nil {
+			return nil, newError(kindServiceList, r.num, line, "frontend: "+err.Error())
+		}
+		s := Service{ID: id, Frontend: fe, Type: c[2], Backends: []Backend{}}
+		if typ, ok := strings.CutSuffix(s.Type, " (Remote)"); ok {
+			s.Type, s.Remote = typ, true
+		}
+		if c[3] != "" {
+			b, err := parseTableBackend(c[3])
+			if err != nil {
+				return nil, newError(kindServiceList, r.num, line, err.Error())
+			}
+			s.Backends = append(s.Backends, b)
+		}
+		out = append(out, s)
+	}
+	if !haveHeader {
+		return nil, newError(kindServiceList, 0, "", "empty input")
+	}
+	return out, nil
+}
+
+// parseTableBackend reads "1 => 10.42.0.31:8080/TCP (active)", optionally
+// followed by " (preferred)" (--clustermesh-affinity).
+func parseTableBackend(s string) (Backend, error) {
+	const msg = errString(`expected "N => ip:port/PROTO (state)"`)
+	_, rest, ok := strings.Cut(s, " => ")
+	if !ok {
+		return Backend{}, msg
+	}
+	addr, rest, ok := strings.Cut(rest, " (")
+	if !ok {
+		return Backend{}, msg
+	}
+	a, err := ParseL4Addr(addr)
+	if err != nil {
+		return Backend{}, msg
+	}
+	state, rest, ok := strings.Cut(rest, ")")
+	if !ok {
+		return Backend{}, msg
+	}
+	b := Backend{IP: a.IP, Port: a.Port, Protocol: a.Protocol, State: state}
+	switch strings.TrimSpace(rest) {
+	case "":
+	case "(preferred)":
+		b.Preferred = true
+	default:
+		return Backend{}, msg
+	}
+	return b, nil
+}

@@ -1,0 +1,104 @@
+package parse
+
+import "testing"
+
+func TestServiceListJSONLab(t *testing.T) {
+	l, err := ParseServiceList(input(t, "synthetic/cilium-service-list/v1.20-json.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "count", len(l), 10)
+	web := l.Named("cca-dp", "web")
+	eq(t, "web frontends", len(web), 1)
+	eq(t, "web id", web[0].ID, 7)
+	eq(t, "web frontend", web[0].Frontend, L4Addr{IP: "10.43.77.5", Port: 80, Protocol: "TCP", Scope: "external"})
+	eq(t, "web frontend text", web[0].Frontend.HostPort(), "10.43.77.5:80")
+	eq(t, "web backends", web[0].BackendAddrs(), []string{"10.42.0.31:8080", "10.42.0.32:8080"})
+	eq(t, "backend fields", web[0].Backends[0], Backend{IP: "10.42.0.31", Port: 8080, Protocol: "TCP", NodeName: "lab-node", State: "active", Preferred: true, Weight: 100})
+	eq(t, "type", web[0].Type, "ClusterIP")
+	eq(t, "policy", web[0].ExtTrafficPolicy, "Cluster")
+
+	ghost := l.Named("cca-dp", "ghost")[0]
+	// "backend-addresses": null becomes an empty list.
+	eq(t, "ghost backends", ghost.Backends, []Backend{})
+
+	np := l.Frontend("0.0.0.0:30780/TCP")
+	eq(t, "nodeport id", np.ID, 10)
+	eq(t, "nodeport type", np.Type, "NodePort")
+	eq(t, "internal scope is separate", l.Frontend("0.0.0.0:31500/TCP/i").ID, 13)
+	eq(t, "external scope by default", l.Frontend("0.0.0.0:31500").ID, 12)
+	eq(t, "no protocol: first listed", l.Frontend("10.43.0.10:53").ID, 2)
+	eq(t, "exact protocol", l.Frontend("10.43.0.10:53/TCP").ID, 3)
+	eq(t, "missing", l.Frontend("10.9.9.9:1").ID, 0)
+	eq(t, "missing has empty backends", l.Frontend("10.9.9.9:1").Backends, []Backend{})
+}
+
+func TestServiceListTableMatchesJSON(t *testing.T) {
+	js, err := ParseServiceList(input(t, "synthetic/cilium-service-list/v1.20-json.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := ParseServiceList(input(t, "synthetic/cilium-service-list/v1.20-table.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(js) != len(tb) {
+		t.Fatalf("json has %d services, table %d", len(js), len(tb))
+	}
+	for i := range js {
+		eq(t, "id", tb[i].ID, js[i].ID)
+		eq(t, "frontend", tb[i].Frontend, js[i].Frontend)
+		eq(t, "type", tb[i].Type, js[i].Type)
+		eq(t, "backends", tb[i].BackendAddrs(), js[i].BackendAddrs())
+		for j := range js[i].Backends {
+			eq(t, "state", tb[i].Backends[j].State, js[i].Backends[j].State)
+		}
+	}
+}
+
+func TestServiceListTableIPv6Remote(t *testing.T) {
+	l, err := ParseServiceList(input(t, "synthetic/cilium-service-list/v1.20-table-ipv6-remote.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "v6 frontend", l[0].Frontend.String(), "[fd00:10:96::a]:53/UDP")
+	eq(t, "v6 backends", l[0].BackendAddrs(), []string{"[fd00:10:244::12]:53", "[fd00:10:244::13]:53"})
+	eq(t, "quarantined", l[0].Backends[1].State, "quarantined")
+	eq(t, "remote type", l[1].Type, "ClusterIP")
+	eq(t, "remote", l[1].Remote, true)
+	eq(t, "local redirect", l[3].Type, "LocalRedirect")
+}
+
+func TestServiceListTable115(t *testing.T) {
+	// v1.15 printed frontends and backends without "/PROTO".
+	text := "ID   Frontend        Service Type   Backend\n" +
+		"7    10.43.77.5:80   ClusterIP      1 => 10.42.0.31:8080 (active)\n" +
+		"                                    2 => 10.42.0.32:8080 (active) (preferred)\n" +
+		"11   10.43.7.7:80    ClusterIP\n"
+	l, err := ParseServiceList(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "protocol not printed", l[0].Frontend, L4Addr{IP: "10.43.77.5", Port: 80, Scope: "external"})
+	eq(t, "backends", l[0].BackendAddrs(), []string{"10.42.0.31:8080", "10.42.0.32:8080"})
+	eq(t, "preferred", l[0].Backends[1].Preferred, true)
+	eq(t, "ghost", len(l[1].Backends), 0)
+	eq(t, "match with protocol still finds it", l.Frontend("10.43.77.5:80/TCP").ID, 7)
+}
+
+func TestServiceListErrors(t *testing.T) {
+	_, err := ParseServiceList("")
+	wantError(t, err, kindServiceList, 0, "empty input")
+	_, err = ParseServiceList("SERVICE ADDRESS   BACKEND ADDRESS\n")
+	wantError(t, err, kindServiceList, 1, "expected header")
+	_, err = ParseServiceList("ID   Frontend       Service Type   Backend\nx    10.0.0.1:80    ClusterIP\n")
+	wantError(t, err, kindServiceList, 2, "numeric service ID")
+	_, err = ParseServiceList("ID   Frontend       Service Type   Backend\n1    10.0.0.1:80    ClusterIP      1 -> nope\n")
+	wantError(t, err, kindServiceList, 2, `"N => ip:port/PROTO (state)"`)
+	_, err = ParseServiceList("[{\"spec\": 1}]")
+	wantError(t, err, kindServiceList, 1, "invalid JSON")
+	_, err = ParseServiceList("[{\"spec\": {\"id\": 1}}]")
+	wantError(t, err, kindServiceList, 0, "no spec.frontend-address")
+	_, err = ParseServiceList("[\n{\"spec\": {\n\"id\": \"x\"}}]")
+	wantError(t, err, kindServiceList, 3, "invalid JSON")
+}

@@ -1,0 +1,407 @@
+package parse
+
+import (
+	"strings"
+)
+
+const kindStatus = "cilium-status"
+
+// Status is the text of `cilium-dbg status` or `cilium-dbg status --verbose`.
+//
+// The typed fields cover what labs ask about (kube-proxy replacement, routing,
+// masquerading, attach and device mode). Every other top-level "Label: value"
+// line is still available through Fields / Field, and the indented lines that
+// follow a label (allocated addresses, controller tables, ...) through Blocks,
+// so that new or rarely used lines need no parser change.
+type Status struct {
+	// KubeProxyReplacement is the mode: "True" or "False" since Cilium 1.15;
+	// "Strict", "Partial", "Probe" or "Disabled" before 1.14.
+	KubeProxyReplacement string `json:"kubeProxyReplacement" expr:"kubeProxyReplacement"`
+	// KubeProxyReplacementDevices are the devices in brackets after the
+	// mode; empty when the mode is False.
+	KubeProxyReplacementDevices []StatusDevice `json:"kubeProxyReplacementDevices" expr:"kubeProxyReplacementDevices"`
+	// KubeProxyReplacementDetails is the block printed by --verbose.
+	KubeProxyReplacementDetails KPRDetails `json:"kubeProxyReplacementDetails" expr:"kubeProxyReplacementDetails"`
+
+	Routing      StatusRouting `json:"routing" expr:"routing"`
+	Masquerading string        `json:"masquerading" expr:"masquerading"` // e.g. "BPF [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]"
+	AttachMode   string        `json:"attachMode" expr:"attachMode"`     // "TCX" or "Legacy TC" (1.16+)
+	// DeviceMode is the operational datapath mode ("veth", "netkit",
+	// "netkit-l2"); DeviceModeConfigured is what was configured when it
+	// differs and Cilium prints "[Configured: ...]", else "".
+	DeviceMode           string `json:"deviceMode" expr:"deviceMode"`
+	DeviceModeConfigured string `json:"deviceModeConfigured" expr:"deviceModeConfigured"`
+
+	// Fields maps every top-level label (without the colon) to its value,
+	// whitespace runs collapsed to one space: "Cilium" -> "Ok 1.20.1 (...)".
+	Fields map[string]string `json:"fields" expr:"fields"`
+	// Blocks maps a top-level label to the indented lines printed under it
+	// (trimmed), e.g. "Allocated addresses" -> ["10.42.0.1 (router)", ...].
+	Blocks map[string][]string `json:"blocks" expr:"blocks"`
+}
+
+// Field returns the value of a top-level "Label: value" line, or "" when
+// the label is not in the output. The label is matched without its colon and
+// case-insensitively, so Field("attach mode") finds "Attach Mode:".
+func (s Status) Field(label string) string {
+	label = strings.TrimSuffix(strings.TrimSpace(label), ":")
+	if v, ok := s.Fields[label]; ok {
+		return v
+	}
+	for k, v := range s.Fields {
+		if strings.EqualFold(k, label) {
+			return v
+		}
+	}
+	return ""
+}
+
+// StatusDevice is one kube-proxy-replacement device: "eth0 10.0.2.15
+// fe80::1 (Direct Routing)".
+type StatusDevice struct {
+	Name          string   `json:"name" expr:"name"`
+	IPs           []string `json:"ips" expr:"ips"`
+	DirectRouting bool     `json:"directRouting" expr:"directRouting"`
+}
+
+// StatusRouting is "Routing: Network: Tunnel [vxlan] Host: BPF".
+type StatusRouting struct {
+	Network        string `json:"network" expr:"network"`               // "Native" or "Tunnel"
+	TunnelProtocol string `json:"tunnelProtocol" expr:"tunnelProtocol"` // "vxlan", "geneve"; "" for Native
+	Host           string `json:"host" expr:"host"`                     // "BPF" or "Legacy"
+}
+
+// KPRDetails is the "KubeProxyReplacement Details:" block of
+// `status --verbose`. Lines Cilium did not print are "".
+type KPRDetails struct {
+	// Present is false when the output has no details block (status
+	// without --verbose).
+	Present             bool           `json:"present" expr:"present"`
+	Status              string         `json:"status" expr:"status"`                           // "True"/"False"
+	SocketLB            string         `json:"socketLB" expr:"socketLB"`                       // "Enabled"/"Disabled"
+	SocketLBTracing     string         `json:"socketLBTracing" expr:"socketLBTracing"`         // "Enabled"/"Disabled"
+	SocketLBCoverage    string         `json:"socketLBCoverage" expr:"socketLBCoverage"`       // "Full"/"Hostns-only"
+	SocketLBProtocols   string         `json:"socketLBProtocols" expr:"socketLBProtocols"`     // "TCP, UDP"; only up to ~1.14
+	Devices             []StatusDevice `json:"devices" expr:"devices"`                         // same devices as the top line
+	Mode                string         `json:"mode" expr:"mode"`                               // "SNAT", "DSR", "Hybrid"
+	DSRDispatchMode     string         `json:"dsrDispatchMode" expr:"dsrDispatchMode"`         // "IP Option/Extension", "IPIP", "Geneve"
+	BackendSelection    string         `json:"backendSelection" expr:"backendSelection"`       // "Random", "Maglev (Table Size: 16381)"
+	SessionAffinity     string         `json:"sessionAffinity" expr:"sessionAffinity"`         // "Enabled"/"Disabled"
+	GracefulTermination string         `json:"gracefulTermination" expr:"gracefulTermination"` // 1.15-1.19 only
+	NAT4664             string         `json:"nat4664" expr:"nat4664"`                         // "NAT46/64 Support": "Disabled", or "" when it is a sub-block
+	XDPAcceleration     string         `json:"xdpAcceleration" expr:"xdpAcceleration"`         // "Disabled", "Native", ...
+	// Services maps each "- Name: value" line under "Services:", e.g.
+	// "ClusterIP" -> "Enabled", "NodePort" -> "Enabled (Range: 30000-32767)".
+	Services map[string]string `json:"services" expr:"services"`
+	// Annotations lists the "- name" lines under "Annotations:" (1.20+);
+	// empty when Cilium printed "(n/a)" or no such line.
+	Annotations []string `json:"annotations" expr:"annotations"`
+	// Fields maps every label in the block to its value. "- Item: value"
+	// lines of a sub-list are keyed "Parent.Item", e.g. "Services.NodePort"
+	// or "NAT46/64 Support.Gateway"; items without a value (annotations)
+	// are only in their typed list.
+	Fields map[string]string `json:"fields" expr:"fields"`
+}
+
+// ParseStatus parses `cilium-dbg status [--verbose]`.
+//
+// Lines at column 0 are "Label:<padding>value". Cilium prints them through
+// text/tabwriter, so the padding after the colon and inside values (the
+// "Cilium: Ok   1.20.1" cells, the Masquerading columns) is runs of spaces
+// whose width depends on the other lines. Values are therefore cut after the
+// first ": " and split or collapsed on runs of whitespace, never on a single
+// space. The kube-proxy-replacement device list needs this too: Cilium
+// builds each device's IP list starting with one empty string per address (a
+// make+append slip in status_collector.go), so the name is followed by 1+N
+// spaces ("eth0   10.0.2.15 fe80::1").
+func ParseStatus(text string) (Status, error) {
+	s := Status{
+		KubeProxyReplacementDevices: []StatusDevice{},
+		KubeProxyReplacementDetails: newKPRDetails(),
+		Fields:                      map[string]string{},
+		Blocks:                      map[string][]string{},
+	}
+	r := newLineReader(text)
+	current := ""      // label whose indented lines we are collecting
+	inDetails := false // inside "KubeProxyReplacement Details:"
+	detailParent := "" // label of the current "- item" sub-list in the details
+	for {
+		line, ok := r.next()
+		if !ok {
+			break
+		}
+		if isBlank(line) {
+			continue
+		}
+		indented := line[0] == ' ' || line[0] == '\t'
+		if inDetails && indented {
+			if err := s.KubeProxyReplacementDetails.addLine(line, &detailParent); err != nil {
+				return Status{}, newError(kindStatus, r.num, line, err.Error())
+			}
+			continue
+		}
+		inDetails = false
+		if indented {
+			if current != "" {
+				s.Blocks[current] = append(s.Blocks[current], strings.TrimSpace(line))
+			}
+			continue
+		}
+		label, value, ok := splitLabel(line)
+		if !ok {
+			// Column-0 lines without a label exist (the health table's
+			// "Name IP Node Endpoints" header); they belong to the block of
+			// the label above.
+			if current != "" {
+				s.Blocks[current] = append(s.Blocks[current], strings.TrimSpace(line))
+			}
+			continue
+		}
+		current = label
+		if label == "KubeProxyReplacement Details" {
+			inDetails = true
+			detailParent = ""
+			s.KubeProxyReplacementDetails.Present = true
+			continue
+		}
+		if _, dup := s.Fields[label]; !dup {
+			s.Fields[label] = collapseSpace(value)
+		}
+		switch label {
+		case "KubeProxyReplacement":
+			s.KubeProxyReplacement, s.KubeProxyReplacementDevices = parseKPRLine(value)
+		case "Routing":
+			s.Routing = parseRouting(value)
+		case "Masquerading":
+			s.Masquerading = collapseSpace(value)
+		case "Attach Mode":
+			s.AttachMode = collapseSpace(value)
+		case "Device Mode":
+			s.DeviceMode, s.DeviceModeConfigured = parseDeviceMode(value)
+		}
+	}
+	known := s.KubeProxyReplacementDetails.Present
+	for _, a := range statusAnchors {
+		if _, ok := s.Fields[a]; ok {
+			known = true
+		}
+	}
+	if !known {
+		return Status{}, newError(kindStatus, 0, firstLine(text), `no KubeProxyReplacement, Cilium, NodeMonitor or other cilium-dbg status line found`)
+	}
+	return s, nil
+}
+
+func newKPRDetails() KPRDetails {
+	return KPRDetails{
+		Devices:     []StatusDevice{},
+		Services:    map[string]string{},
+		Annotations: []string{},
+		Fields:      map[string]string{},
+	}
+}
+
+// addLine handles one indented line of the details block:
+//
+//	"  Socket LB:   Enabled"          label and value
+//	"    DSR Dispatch Mode:   IPIP"  deeper label, still a plain field
+//	"  Services:"                     parent of a "- item" list
+//	"  - NodePort:   Enabled (Range: 30000-32767) "
+//	"  - service.cilium.io/node"      annotation item without value
+func (d *KPRDetails) addLine(line string, parent *string) error {
+	t := strings.TrimSpace(line)
+	if item, ok := strings.CutPrefix(t, "- "); ok || t == "-" {
+		if *parent == "" {
+			return errString(`"- item" line outside a list`)
+		}
+		name, value, hasValue := splitLabel(item)
+		if !hasValue {
+			name, value = strings.TrimSpace(item), ""
+		}
+		value = collapseSpace(value)
+		if hasValue {
+			d.Fields[*parent+"."+name] = value
+		}
+		switch *parent {
+		case "Services":
+			d.Services[name] = value
+		case "Annotations":
+			d.Annotations = append(d.Annotations, name)
+		}
+		return nil
+	}
+	label, value, ok := splitLabel(t)
+	if !ok {
+		return errString(`expected "Label: value" in KubeProxyReplacement Details`)
+	}
+	value = collapseSpace(value)
+	if value == "" {
+		// "Services:", "Annotations:", "NAT46/64 Support:" start a list.
+		*parent = label
+	} else if !strings.HasPrefix(line, "    ") {
+		// A deeper-indented line ("    DSR Dispatch Mode:", "    Prefixes:")
+		// does not end the list it is part of; a new label does.
+		*parent = ""
+	}
+	if _, dup := d.Fields[label]; !dup {
+		d.Fields[label] = value
+	}
+	switch label {
+	case "Status":
+		d.Status = value
+	case "Socket LB":
+		d.SocketLB = value
+	case "Socket LB Tracing":
+		d.SocketLBTracing = value
+	case "Socket LB Coverage":
+		d.SocketLBCoverage = value
+	case "Socket LB Protocols":
+		d.SocketLBProtocols = value
+	case "Devices":
+		d.Devices = parseDevices(value)
+	case "Mode":
+		d.Mode = value
+	case "DSR Dispatch Mode":
+		d.DSRDispatchMode = value
+	case "Backend Selection":
+		d.BackendSelection = value
+	case "Session Affinity":
+		d.SessionAffinity = value
+	case "Graceful Termination":
+		d.GracefulTermination = value
+	case "NAT46/64 Support":
+		d.NAT4664 = value
+	case "XDP Acceleration":
+		d.XDPAcceleration = value
+	case "Annotations":
+		// "Annotations: (n/a)" means none; the list stays empty.
+	}
+	return nil
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// splitLabel cuts "Label:<spaces>value" at the first colon that ends the
+// line or is followed by whitespace. Values may contain colons themselves
+// ("Routing: Network: Native Host: BPF", "Kubernetes APIs: [\"cilium/v2::...\"]"),
+// labels never contain ": ".
+func splitLabel(line string) (label, value string, ok bool) {
+	for i := 0; i < len(line); i++ {
+		if line[i] != ':' {
+			continue
+		}
+		if i+1 == len(line) || line[i+1] == ' ' || line[i+1] == '\t' {
+			label = strings.TrimSpace(line[:i])
+			if !isLabel(label) {
+				return "", "", false
+			}
+			return label, strings.TrimSpace(line[i+1:]), true
+		}
+	}
+	return "", "", false
+}
+
+// isLabel accepts the labels Cilium prints: a letter, then letters,
+// digits, spaces and a little punctuation ("NAT46/64 Support", "CNI Config
+// file", "Clock Source for BPF", "service.cilium.io/node").
+func isLabel(s string) bool {
+	if s == "" || len(s) > 64 || !(s[0] >= 'A' && s[0] <= 'Z' || s[0] >= 'a' && s[0] <= 'z') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte(" /-().-_", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// statusAnchors are labels cilium-dbg status always prints (or that a lab
+// greps for); output with none of them is not cilium-dbg status.
+var statusAnchors = []string{"KubeProxyReplacement", "Cilium", "NodeMonitor", "Proxy Status", "Global Identity Range",
+	"Controller Status", "Kubernetes", "KVStore"}
+
+// parseKPRLine reads the value of "KubeProxyReplacement:", e.g.
+// "True   [eth0   10.0.2.15 fe80::1 (Direct Routing), eth1   192.168.1.2]".
+func parseKPRLine(value string) (mode string, devices []StatusDevice) {
+	devices = []StatusDevice{}
+	value = strings.TrimSpace(value)
+	mode, rest, _ := strings.Cut(value, " ")
+	rest = strings.TrimSpace(rest)
+	if strings.HasPrefix(rest, "[") && strings.HasSuffix(rest, "]") {
+		devices = parseDevices(rest[1 : len(rest)-1])
+	}
+	return mode, devices
+}
+
+// parseDevices reads "eth0   10.0.2.15 fe80::1 (Direct Routing), eth1 ...".
+// Devices are separated by ", "; inside a device the name and IPs are split
+// on runs of whitespace (see ParseStatus for why the runs vary).
+func parseDevices(s string) []StatusDevice {
+	devices := []StatusDevice{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue // Cilium versions that printed a trailing ", "
+		}
+		d := StatusDevice{IPs: []string{}}
+		if p, ok := strings.CutSuffix(part, "(Direct Routing)"); ok {
+			d.DirectRouting = true
+			part = p
+		}
+		f := strings.Fields(part)
+		if len(f) == 0 {
+			continue
+		}
+		d.Name = f[0]
+		d.IPs = append(d.IPs, f[1:]...)
+		devices = append(devices, d)
+	}
+	return devices
+}
+
+// parseRouting reads "Network: Tunnel [vxlan]   Host: BPF".
+func parseRouting(value string) StatusRouting {
+	var r StatusRouting
+	v := collapseSpace(value)
+	host := ""
+	if i := strings.Index(v, "Host:"); i >= 0 {
+		host = strings.TrimSpace(v[i+len("Host:"):])
+		v = v[:i]
+	}
+	r.Host = host
+	network := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), "Network:"))
+	if name, proto, ok := strings.Cut(network, "["); ok {
+		r.TunnelProtocol = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(proto), "]"))
+		network = strings.TrimSpace(name)
+	}
+	r.Network = network
+	return r
+}
+
+// parseDeviceMode reads "veth" or "veth [Configured: auto]".
+func parseDeviceMode(value string) (mode, configured string) {
+	v := collapseSpace(value)
+	mode, rest, ok := strings.Cut(v, " [Configured:")
+	if ok {
+		configured = strings.TrimSpace(strings.TrimSuffix(rest, "]"))
+	}
+	return mode, configured
+}
+
+// firstLine returns the first non-blank line of text, for error messages.
+func firstLine(text string) string {
+	r := newLineReader(text)
+	for {
+		line, ok := r.next()
+		if !ok {
+			return ""
+		}
+		if !isBlank(line) {
+			return line
+		}
+	}
+}

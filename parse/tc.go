@@ -1,0 +1,185 @@
+package parse
+
+import (
+	"strconv"
+	"strings"
+)
+
+const kindTCFilter = "tc-filter-show"
+
+// TCFilter is one "filter ..." line of `tc filter show dev X ingress`.
+//
+// For each bpf filter tc prints two lines: a head line naming the
+// protocol/pref/kind/chain ("filter protocol all pref 1 bpf chain 0") and
+// the filter itself with its handle and program. Head is true for the
+// first kind.
+type TCFilter struct {
+	Protocol string `json:"protocol" expr:"protocol"` // "all", "ip", ...
+	Pref     int    `json:"pref" expr:"pref"`
+	Kind     string `json:"kind" expr:"kind"` // "bpf", "u32", "flower", "matchall", ...
+	Chain    int    `json:"chain" expr:"chain"`
+	Head     bool   `json:"head" expr:"head"`     // no handle: the pref/chain head line
+	Handle   string `json:"handle" expr:"handle"` // "0x1"
+	// For bpf filters: Name is the filter name (Cilium 1.16+:
+	// "cil_from_container-lxc..."), ProgName and ProgID the program.
+	Name         string `json:"name" expr:"name"`
+	DirectAction bool   `json:"directAction" expr:"directAction"`
+	HW           string `json:"hw" expr:"hw"` // "not_in_hw", "in_hw", "skip_hw", "skip_sw" or ""
+	ProgID       int    `json:"progID" expr:"progID"`
+	ProgName     string `json:"progName" expr:"progName"`
+	Tag          string `json:"tag" expr:"tag"`
+	Jited        bool   `json:"jited" expr:"jited"`
+	// Details are the indented lines tc prints under some filters
+	// (actions, u32 keys), trimmed.
+	Details []string `json:"details" expr:"details"`
+	Text    string   `json:"text" expr:"text"` // the line as printed, trailing space trimmed
+}
+
+// TCFilters is the parsed `tc filter show`.
+type TCFilters struct {
+	// Lines is the number of non-empty output lines: 0 under tcx, where
+	// Cilium attaches no tc filters and the lab expects no output.
+	Lines   int        `json:"lines" expr:"lines"`
+	Filters []TCFilter `json:"filters" expr:"filters"`
+}
+
+// BPF returns the bpf filters (not the head lines).
+func (t TCFilters) BPF() []TCFilter {
+	out := []TCFilter{}
+	for _, f := range t.Filters {
+		if f.Kind == "bpf" && !f.Head {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ParseTCFilterShow parses `tc filter show dev X ingress|egress`. Empty
+// output is valid and means no filters (the tcx case). Lines look like
+//
+//	filter protocol all pref 1 bpf chain 0
+//	filter protocol all pref 1 bpf chain 0 handle 0x1 cil_from_container-lxc1 direct-action not_in_hw id 4773 name cil_from_container tag 1a2b3c4d5e6f7a8b jited
+func ParseTCFilterShow(text string) (TCFilters, error) {
+	out := TCFilters{Filters: []TCFilter{}}
+	r := newLineReader(text)
+	for {
+		line, ok := r.next()
+		if !ok {
+			break
+		}
+		if isBlank(line) {
+			continue
+		}
+		out.Lines++
+		if line[0] == ' ' || line[0] == '\t' {
+			if len(out.Filters) == 0 {
+				return TCFilters{}, newError(kindTCFilter, r.num, line, `expected "filter ..."`)
+			}
+			f := &out.Filters[len(out.Filters)-1]
+			f.Details = append(f.Details, strings.TrimSpace(line))
+			continue
+		}
+		f, err := parseTCFilterLine(line)
+		if err != nil {
+			return TCFilters{}, newError(kindTCFilter, r.num, line, err.Error())
+		}
+		out.Filters = append(out.Filters, f)
+	}
+	return out, nil
+}
+
+func parseTCFilterLine(line string) (TCFilter, error) {
+	const msg = errString(`expected "filter protocol P pref N KIND chain N [handle H ...]"`)
+	t := strings.Fields(line)
+	if len(t) < 2 || t[0] != "filter" {
+		return TCFilter{}, msg
+	}
+	f := TCFilter{Details: []string{}, Text: strings.TrimRight(line, " \t")}
+	// tc/tc_filter.c print_filter: "filter [parent P] protocol P pref N
+	// KIND chain N" ("chain" is missing in iproute2 before 4.13), then
+	// "handle H" (or u32's "fh H") and the kind's options; a line that
+	// stops before the handle is the head line.
+	i := 1
+head:
+	for i < len(t) {
+		var err error
+		switch t[i] {
+		case "parent", "protocol", "pref", "chain":
+			if i+1 >= len(t) {
+				return TCFilter{}, msg
+			}
+			switch t[i] {
+			case "protocol":
+				f.Protocol = t[i+1]
+			case "pref":
+				f.Pref, err = strconv.Atoi(t[i+1])
+			case "chain":
+				f.Chain, err = strconv.Atoi(t[i+1])
+			}
+			i += 2
+		default:
+			if f.Kind != "" {
+				break head
+			}
+			f.Kind = t[i]
+			i++
+		}
+		if err != nil {
+			return TCFilter{}, msg
+		}
+	}
+	if f.Kind == "" {
+		return TCFilter{}, msg
+	}
+	if i >= len(t) {
+		f.Head = true
+		return f, nil
+	}
+	if (t[i] == "handle" || t[i] == "fh") && i+1 < len(t) {
+		f.Handle = t[i+1]
+		i += 2
+	}
+	if f.Kind != "bpf" {
+		return f, nil
+	}
+	// bpf options (tc/f_bpf.c bpf_print_opt): [flowid X] [NAME]
+	// [direct-action] [skip_hw|skip_sw|in_hw|not_in_hw] [id N name P tag T
+	// [jited]] or [tag T].
+	for ; i < len(t); i++ {
+		switch t[i] {
+		case "flowid":
+			i++
+		case "direct-action":
+			f.DirectAction = true
+		case "skip_hw", "skip_sw", "in_hw", "not_in_hw":
+			f.HW = t[i]
+		case "id":
+			if i+1 >= len(t) {
+				return TCFilter{}, msg
+			}
+			n, err := strconv.Atoi(t[i+1])
+			if err != nil {
+				return TCFilter{}, msg
+			}
+			f.ProgID = n
+			i++
+		case "name":
+			if i+1 < len(t) {
+				f.ProgName = t[i+1]
+				i++
+			}
+		case "tag":
+			if i+1 < len(t) {
+				f.Tag = t[i+1]
+				i++
+			}
+		case "jited":
+			f.Jited = true
+		default:
+			if f.Name == "" && f.ProgID == 0 && !f.DirectAction {
+				f.Name = t[i]
+			}
+		}
+	}
+	return f, nil
+}
