@@ -14,7 +14,7 @@ import (
 	"syscall"
 
 	"github.com/labrun/labrun/actions"
-	_ "github.com/labrun/labrun/actions/bpfmap" // registers the bpfmap action
+	_ "github.com/labrun/labrun/actions/all" // registers every action
 	"github.com/labrun/labrun/console"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/playbookschema"

@@ -1,0 +1,9 @@
+// Package all registers every action, including those in packages of their
+// own because they link heavy libraries (bpfmap). Import it for its side
+// effect where the full set is needed: the command and the schema.
+package all
+
+import (
+	_ "github.com/labrun/labrun/actions"        // run, write, Kubernetes actions, ...
+	_ "github.com/labrun/labrun/actions/bpfmap" // bpfmap
+)
