@@ -61,6 +61,10 @@ func Generate() ([]byte, error) {
 	)
 	for _, a := range actions.All() {
 		s := specSchema(a.Spec)
+		if a.Spec.Kind() == reflect.Map {
+			// a spec of free names (compute) is a mapping, not a template
+			s = newObj("type", "object", "propertyNames", newObj("pattern", idPattern), "additionalProperties", specSchema(a.Spec.Elem()))
+		}
 		s.set("description", a.Doc)
 		defs.set("action."+a.Name, s)
 	}
