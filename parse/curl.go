@@ -17,7 +17,8 @@ const kindCurl = "curl-w"
 // (-o /dev/null keeps the response body out of stdout). '%{json}' works too.
 const CurlWriteOut = `http_code=%{http_code}\ntime_total=%{time_total}\nexitcode=%{exitcode}\nremote_ip=%{remote_ip}\nremote_port=%{remote_port}\nerrormsg=%{errormsg}\n`
 
-// Curl is what curl's -w printed.
+// Curl is what curl's -w printed (and, if captured with it, curl's error
+// line on stderr).
 type Curl struct {
 	// HTTPCode is the HTTP status; 0 when curl got no response (it prints
 	// "000").
@@ -44,20 +45,39 @@ type Curl struct {
 	Fields map[string]string `json:"fields" expr:"fields"`
 }
 
-// ParseCurl parses curl's -w output: the JSON object of -w '%{json}', or
-// "name=value" lines (see CurlWriteOut) where name is a curl write-out
-// variable name. Unknown names are kept in Fields only; a line that is not
-// name=value is an error (usually the response body, when -o was
-// forgotten).
+// ParseCurl parses what curl printed for -w, in one of three conventions:
+//
+//   - name=value lines, name being the curl variable (see CurlWriteOut);
+//     unknown names are kept in Fields only;
+//   - the JSON object of -w '%{json}';
+//   - the two-value line of -w '%{http_code} %{time_total}' ("200 0.0123").
+//
+// With -sS, curl's error line "curl: (7) Failed to connect ..." goes to
+// stderr; when stdout and stderr were captured together it follows the -w
+// output, often on the same line because -w printed no newline. Such a line
+// sets ExitCode and ErrorMsg unless -w printed them; so does kubectl exec's
+// "command terminated with exit code N". Any other line is an error
+// (usually the response body, when -o was forgotten).
 func ParseCurl(text string) (Curl, error) {
 	c := Curl{Fields: map[string]string{}}
 	t := strings.TrimSpace(text)
 	if t == "" {
 		return Curl{}, newError(kindCurl, 0, "", "empty input; did curl run with -w?")
 	}
+	stderrCode, stderrMsg := -1, ""
 	if strings.HasPrefix(t, "{") {
+		// A curl error line may follow the JSON object.
+		body := t
+		if end := strings.LastIndexByte(t, '}'); end >= 0 {
+			if i := strings.Index(t[end:], "curl: ("); i >= 0 {
+				body = t[:end+i]
+				if code, msg, ok := parseCurlError(t[end+i:]); ok {
+					stderrCode, stderrMsg = code, msg
+				}
+			}
+		}
 		var raw map[string]any
-		dec := json.NewDecoder(strings.NewReader(t))
+		dec := json.NewDecoder(strings.NewReader(body))
 		dec.UseNumber()
 		if err := dec.Decode(&raw); err != nil {
 			return Curl{}, jsonError(kindCurl, text, err)
@@ -84,20 +104,85 @@ func ParseCurl(text string) (Curl, error) {
 			if !ok {
 				break
 			}
+			if i := strings.Index(line, "curl: ("); i >= 0 {
+				code, msg, ok := parseCurlError(line[i:])
+				if !ok {
+					return Curl{}, newError(kindCurl, r.num, line, `expected "curl: (N) message"`)
+				}
+				stderrCode, stderrMsg = code, msg
+				line = line[:i]
+			}
 			if isBlank(line) {
 				continue
 			}
-			k, v, ok := strings.Cut(line, "=")
-			if !ok || !isCurlVarName(k) {
-				return Curl{}, newError(kindCurl, r.num, line, `expected "name=value" with a curl write-out variable name`)
+			// kubectl exec's own note on stderr after a failed command.
+			if n, ok := strings.CutPrefix(line, "command terminated with exit code "); ok {
+				code, err := strconv.Atoi(strings.TrimSpace(n))
+				if err != nil {
+					return Curl{}, newError(kindCurl, r.num, line, `expected "command terminated with exit code N"`)
+				}
+				if stderrCode < 0 {
+					stderrCode = code
+				}
+				continue
 			}
-			c.Fields[k] = strings.TrimRight(v, " \t")
+			if k, v, ok := strings.Cut(line, "="); ok && isCurlVarName(k) {
+				c.Fields[k] = strings.TrimRight(v, " \t")
+				continue
+			}
+			if code, secs, ok := parseCodeTime(line); ok {
+				c.Fields["http_code"] = code
+				if secs != "" {
+					c.Fields["time_total"] = secs
+				}
+				continue
+			}
+			return Curl{}, newError(kindCurl, r.num, line, `expected "name=value", "CODE SECONDS" or "curl: (N) message"`)
 		}
 	}
 	if err := c.fill(); err != nil {
 		return Curl{}, newError(kindCurl, 0, "", err.Error())
 	}
+	if stderrCode >= 0 && !c.HasExitCode {
+		c.ExitCode, c.HasExitCode = stderrCode, true
+	}
+	if stderrMsg != "" && c.ErrorMsg == "" {
+		c.ErrorMsg = stderrMsg
+	}
 	return c, nil
+}
+
+// parseCurlError reads curl's stderr line "curl: (7) Failed to connect ...".
+func parseCurlError(s string) (int, string, bool) {
+	rest, ok := strings.CutPrefix(s, "curl: (")
+	if !ok {
+		return 0, "", false
+	}
+	num, msg, ok := strings.Cut(rest, ")")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 0 {
+		return 0, "", false
+	}
+	return n, strings.TrimSpace(msg), true
+}
+
+// parseCodeTime reads the line of -w '%{http_code} %{time_total}' (the
+// time is optional): a 3-digit code, then seconds.
+func parseCodeTime(line string) (code, secs string, ok bool) {
+	f := strings.Fields(line)
+	if len(f) == 0 || len(f) > 2 || len(f[0]) != 3 {
+		return "", "", false
+	}
+	if _, err := strconv.Atoi(f[0]); err != nil {
+		return "", "", false
+	}
+	if len(f) == 2 {
+		if _, err := strconv.ParseFloat(f[1], 64); err != nil {
+			return "", "", false
+		}
+		secs = f[1]
+	}
+	return f[0], secs, true
 }
 
 func isCurlVarName(s string) bool {

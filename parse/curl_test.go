@@ -51,7 +51,7 @@ func TestCurlErrors(t *testing.T) {
 	_, err := ParseCurl("")
 	wantError(t, err, kindCurl, 0, "empty input")
 	_, err = ParseCurl("<html>hello</html>\nhttp_code=200\n")
-	wantError(t, err, kindCurl, 1, "name=value")
+	wantError(t, err, kindCurl, 1, "\"name=value\"")
 	_, err = ParseCurl("http_code=abc\n")
 	wantError(t, err, kindCurl, 0, "http_code: expected an integer")
 	_, err = ParseCurl("time_total=fast\n")
@@ -62,4 +62,52 @@ func TestCurlErrors(t *testing.T) {
 	}
 	eq(t, "unknown name kept", c.Fields["my_note"], "x=y")
 	eq(t, "no exitcode printed", c.HasExitCode, false)
+}
+
+func TestCurlCodeTimeAndStderr(t *testing.T) {
+	// -w '%{http_code} %{time_total}', stdout and stderr captured together:
+	// curl's error line follows on the same line (-w printed no newline).
+	c, err := ParseCurl("000 0.000512curl: (7) Failed to connect to 10.43.7.7 port 80 after 0 ms: Couldn't connect to server\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "code", c.HTTPCode, 0)
+	eq(t, "time", c.TimeTotal, 0.000512)
+	eq(t, "exit from stderr", c.ExitCode, 7)
+	eq(t, "has exit", c.HasExitCode, true)
+	eq(t, "message", c.ErrorMsg, "Failed to connect to 10.43.7.7 port 80 after 0 ms: Couldn't connect to server")
+	eq(t, "fields only hold -w output", c.Fields, map[string]string{"http_code": "000", "time_total": "0.000512"})
+
+	ok, err := ParseCurl("200 0.004211")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "200", []any{ok.HTTPCode, ok.TimeTotal, ok.HasExitCode}, []any{200, 0.004211, false})
+
+	to, err := ParseCurl("000 5.001234\ncurl: (28) Connection timed out after 5001 milliseconds\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "timeout", []any{to.ExitCode, to.TimeTotal}, []any{28, 5.001234})
+
+	// -w's own exitcode wins over the stderr line.
+	both, err := ParseCurl("exitcode=7\nerrormsg=from -w\ncurl: (28) other\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "-w wins", []any{both.ExitCode, both.ErrorMsg}, []any{7, "from -w"})
+
+	_, err = ParseCurl("200 fast\n")
+	wantError(t, err, kindCurl, 1, "CODE SECONDS")
+	_, err = ParseCurl("curl: (x) broken\n")
+	wantError(t, err, kindCurl, 1, "curl: (N) message")
+}
+
+func TestCurlJSONThenStderr(t *testing.T) {
+	c, err := ParseCurl(`{"http_code":0,"errormsg":"see curl: (7) inside","time_total":0.1}curl: (7) Failed to connect` + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "exit from stderr", c.ExitCode, 7)
+	eq(t, "json message kept", c.ErrorMsg, "see curl: (7) inside")
 }

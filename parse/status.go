@@ -114,7 +114,12 @@ type KPRDetails struct {
 // builds each device's IP list starting with one empty string per address (a
 // make+append slip in status_collector.go), so the name is followed by 1+N
 // spaces ("eth0   10.0.2.15 fe80::1").
+//
+// `cilium-dbg status -o json` is accepted too (see parseStatusJSON).
 func ParseStatus(text string) (Status, error) {
+	if strings.HasPrefix(strings.TrimSpace(text), "{") {
+		return parseStatusJSON(text)
+	}
 	s := Status{
 		KubeProxyReplacementDevices: []StatusDevice{},
 		KubeProxyReplacementDetails: newKPRDetails(),

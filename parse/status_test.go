@@ -146,3 +146,27 @@ func TestStatusErrors(t *testing.T) {
 	_, err = ParseStatus("KubeProxyReplacement Details:\n  garbage without colon\n")
 	wantError(t, err, kindStatus, 2, "expected \"Label: value\"")
 }
+
+// The same StatusResponse printed as text (--verbose) and as -o json must
+// give the same typed values.
+func TestStatusJSONMatchesText(t *testing.T) {
+	txt, err := ParseStatus(input(t, "synthetic/cilium-status/v1.20-verbose.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := ParseStatus(input(t, "synthetic/cilium-status/v1.20-json.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "kpr", js.KubeProxyReplacement, txt.KubeProxyReplacement)
+	eq(t, "devices", js.KubeProxyReplacementDevices, txt.KubeProxyReplacementDevices)
+	eq(t, "routing", js.Routing, txt.Routing)
+	eq(t, "attach", js.AttachMode, txt.AttachMode)
+	eq(t, "device mode", js.DeviceMode, txt.DeviceMode)
+	eq(t, "Cilium field", js.Field("Cilium"), txt.Field("Cilium"))
+	jd, td := js.KubeProxyReplacementDetails, txt.KubeProxyReplacementDetails
+	jd.Fields, td.Fields = nil, nil // text-only
+	eq(t, "details", jd, td)
+	_, err = ParseStatus(`{"nodeMonitor": {}}`)
+	wantError(t, err, kindStatus, 0, "no kube-proxy-replacement")
+}

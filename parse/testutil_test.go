@@ -21,6 +21,17 @@ func input(t testing.TB, rel string) string {
 	return body
 }
 
+// captureHeader returns the "# key: value" header of testdata/<rel>.
+func captureHeader(t testing.TB, rel string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := splitHeader(string(data))
+	return h
+}
+
 func eq[T any](t *testing.T, what string, got, want T) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {

@@ -53,6 +53,7 @@ func main() {
 	write("cilium-status", "v1.20-plain", "cilium-dbg status", statusPlain())
 	write("cilium-status", "v1.20-verbose-tunnel-dsr", "cilium-dbg status --verbose", statusTunnelDSR())
 	write("cilium-status", "v1.20-kpr-false", "cilium-dbg status --verbose", statusKPRFalse())
+	write("cilium-status", "v1.20-json", "cilium-dbg status -o json", statusJSON())
 
 	write("cilium-service-list", "v1.20-json", "cilium-dbg service list -o json", serviceJSON(labServices()))
 	write("cilium-service-list", "v1.20-table", "cilium-dbg service list", serviceTable(labServices()))
@@ -177,6 +178,16 @@ func formatStatus(sr *models.StatusResponse, sd pkg.StatusDetails) string {
 }
 
 func statusVerbose() string { return formatStatus(baseStatus(), pkg.StatusAllDetails) }
+
+// statusJSON is what `status -o json` prints for the same response as
+// statusVerbose (pkg/command PrintOutput: json.MarshalIndent).
+func statusJSON() string {
+	b, err := json.MarshalIndent(baseStatus(), "", "  ")
+	if err != nil {
+		log.Fatal(err)
+	}
+	return string(b) + "\n"
+}
 
 func statusPlain() string { return formatStatus(baseStatus(), pkg.StatusNoDetails) }
 

@@ -1,0 +1,31 @@
+package parse
+
+import "testing"
+
+func TestKindForCommand(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status --verbose": kindStatus,
+		"kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status --brief":   "",
+		"kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status -o json":   kindStatus,
+		"kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg version":          "",
+		"cilium-dbg service list -o json":                   kindServiceList,
+		"cilium-dbg bpf lb list":                            kindLBList,
+		"cilium-dbg bpf ct list global":                     kindCTList,
+		"cilium-dbg endpoint get 1234 -o json":              kindEndpointGet,
+		"cilium-dbg endpoint list":                          kindEndpointList,
+		"cilium-dbg map list":                               kindMapList,
+		"cilium-dbg config -a":                              kindConfig,
+		"node-exec bpftool -j net show dev lxc1":            kindBpftoolNet,
+		"node-exec bpftool link show":                       kindBpftoolLink,
+		"node-exec tc filter show dev lxc1 ingress":         kindTCFilter,
+		"node-exec iptables-save":                           kindIPTables,
+		"node-exec ss -Htln 'sport = :30780'":               kindSS,
+		"kubectl -n cca-dp exec holder -- netstat -tn":      kindNetstat,
+		"busybox netstat -tn":                               kindNetstat,
+		"kubectl -n cca-dp exec probe -- curl -sS -m 5 URL": kindCurl,
+		"kubectl -n cca-dp logs holder":                     "",
+		"kubectl -n cca-dp get cep holder -o json":          "",
+	} {
+		eq(t, cmd, kindForCommand(cmd), want)
+	}
+}
