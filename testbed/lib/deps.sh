@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the testbed needs, if any is missing.
+# (Machines are not kept between sessions: the project's files must install
+# what they use.)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+PKGS=(
+  # node runtime
+  containerd runc containernetworking-plugins
+  # node tools the labs use in the node's shell (node-exec)
+  iptables nftables bpftool iproute2 ipset curl socat conntrack busybox-static
+  # Cilium compiles its datapath at runtime with clang >= 18
+  clang-19 llvm-19
+  # images are assembled from this machine's files
+  python3.11 jq
+  # certificates; namespaces (unshare/nsenter)
+  openssl util-linux
+  # building bpftool 7.5 from Debian's kernel source package
+  make gcc libc6-dev libelf-dev zlib1g-dev libcap-dev pkg-config xz-utils
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v go >/dev/null || die "go is required to build the binaries"
