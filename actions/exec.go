@@ -16,6 +16,7 @@ type ExecSpec struct {
 	Stdin        *string  `yaml:"stdin" doc:"Text sent to the command's standard input."`
 	AllowFailure bool     `yaml:"allowFailure" doc:"Treat a non-zero exit code as a result instead of a step failure."`
 	Mutates      bool     `yaml:"mutates" doc:"The command changes the system: labrun check skips the step and until may not repeat it."`
+	Reuse        bool     `yaml:"reuse" doc:"Run through one long-lived shell session in the container (same stdout, stderr and exit code as a separate exec, about 30x faster for many commands); needs sh in the container."`
 }
 
 // CiliumSpec runs cilium-dbg in the Cilium agent: the shorthand for the
@@ -27,6 +28,7 @@ type CiliumSpec struct {
 	Container    string   `yaml:"container" doc:"Agent container (default cilium-agent)."`
 	Node         string   `yaml:"node" doc:"Use the agent on this node."`
 	AllowFailure bool     `yaml:"allowFailure" doc:"Treat a non-zero exit code as a result instead of a step failure."`
+	Separate     bool     `yaml:"separate" doc:"Use a separate exec instead of the agent's shared shell session."`
 }
 
 func init() {
@@ -51,6 +53,10 @@ func init() {
 				PodTarget:    PodTarget{Namespace: spec.Namespace, Pod: spec.Pod, Container: spec.Container, Node: spec.Node},
 				Argv:         append([]string{"cilium-dbg"}, spec.Args...),
 				AllowFailure: spec.AllowFailure,
+				// A lab sends the agent many commands: one shell session
+				// per container answers each in milliseconds instead of a
+				// new exec's tens.
+				Reuse: !spec.Separate,
 			}
 			if e.Namespace == "" {
 				e.Namespace = "kube-system"
@@ -74,7 +80,7 @@ func execInPod(ctx context.Context, rt *Runtime, spec *ExecSpec) (*ExecResult, e
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.Exec(ctx, spec.PodTarget, ExecRequest{Argv: spec.Argv, Stdin: spec.Stdin})
+	res, err := c.Exec(ctx, spec.PodTarget, ExecRequest{Argv: spec.Argv, Stdin: spec.Stdin, Reuse: spec.Reuse})
 	if err != nil {
 		return res, err
 	}

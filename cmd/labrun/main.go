@@ -17,6 +17,8 @@ import (
 	_ "github.com/labrun/labrun/actions/all" // registers every action
 	"github.com/labrun/labrun/console"
 	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/kube"
+	"github.com/labrun/labrun/kubecluster"
 	"github.com/labrun/labrun/playbookschema"
 	"github.com/labrun/labrun/report"
 	"github.com/labrun/labrun/runner"
@@ -142,6 +144,8 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	dryRun := fs.Bool("dry-run", false, "validate and print the plan; run nothing")
 	verbose := fs.BoolP("verbose", "v", false, "print each step as it starts")
 	noProgress := fs.Bool("no-progress", false, "plain lines even on a terminal")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
+	kubeContext := fs.String("context", "", "kubeconfig context to use (default: its current context)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -189,8 +193,11 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		live = console.IsTerminal(f)
 	}
 	r := &runner.Runner{
-		Plan:     plan,
-		Runtime:  &actions.Runtime{Mode: mode},
+		Plan: plan,
+		Runtime: &actions.Runtime{
+			Mode:    mode,
+			Cluster: kubecluster.Lazy(kube.ConnectOptions{Kubeconfig: *kubeconfig, Context: *kubeContext}),
+		},
 		Observer: console.New(stdout, live, *verbose),
 		From:     *from,
 		// Grading goes on after a wrong file, so the learner sees every

@@ -1,0 +1,281 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Actions reported by Apply, as kubectl words them.
+const (
+	ActionCreated    = "created"
+	ActionConfigured = "configured"
+	ActionUnchanged  = "unchanged"
+)
+
+// DefaultCRDTimeout bounds the wait for an applied CRD to become Established
+// when ApplyOptions.CRDTimeout is zero. It is normally a fraction of a second.
+const DefaultCRDTimeout = time.Minute
+
+// ApplyOptions tune Apply. The zero value is what labs normally want.
+type ApplyOptions struct {
+	// Namespace is used for namespaced objects that do not name one;
+	// empty means the client's namespace.
+	Namespace string `json:"namespace" expr:"namespace"`
+	// Force takes ownership of fields another manager set (server-side
+	// apply's force-conflicts). Without it such a conflict is an error that
+	// names the other manager.
+	Force bool `json:"force" expr:"force"`
+	// FieldManager overrides the default "labrun".
+	FieldManager string `json:"fieldManager" expr:"fieldManager"`
+	// CRDTimeout bounds the wait for each applied CRD to be Established;
+	// zero means DefaultCRDTimeout.
+	CRDTimeout time.Duration `json:"crdTimeout" expr:"crdTimeout"`
+}
+
+// ApplyResult is what happened to one applied object.
+type ApplyResult struct {
+	APIVersion string `json:"apiVersion" expr:"apiVersion"`
+	Kind       string `json:"kind" expr:"kind"`
+	Namespace  string `json:"namespace" expr:"namespace"`
+	Name       string `json:"name" expr:"name"`
+	// Action is "created", "configured" or "unchanged".
+	Action string `json:"action" expr:"action"`
+	// Source and Document say where the manifest came from.
+	Source   string `json:"source" expr:"source"`
+	Document int    `json:"document" expr:"document"`
+	// Object is the object as the server returned it after the apply.
+	Object map[string]any `json:"object" expr:"object"`
+}
+
+// Apply server-side-applies the manifests in order, with field manager
+// "labrun". It stops at the first failure and returns the results so far
+// with an error that names the manifest's file and document.
+//
+// A CustomResourceDefinition is waited for until it is Established before
+// the next manifest is applied, so that a manifest later in the same apply
+// (or a later step) can create objects of the new kind.
+func (c *Client) Apply(ctx context.Context, manifests []Manifest, opts ApplyOptions) ([]ApplyResult, error) {
+	var results []ApplyResult
+	for _, m := range manifests {
+		r, err := c.applyOne(ctx, m, opts)
+		if err != nil {
+			return results, fmt.Errorf("%s: %w", m.Where(), err)
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+func (c *Client) applyOne(ctx context.Context, m Manifest, opts ApplyOptions) (ApplyResult, error) {
+	obj := m.Object.DeepCopy()
+	gvk := obj.GroupVersionKind()
+	ns := opts.Namespace
+	if obj.GetNamespace() != "" {
+		ns = obj.GetNamespace()
+	}
+	t, err := c.resource(obj.GetAPIVersion(), gvk.Kind, ns, false)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	// Cluster-scoped objects have no namespace; drop one a manifest may
+	// carry (kubectl ignores it too) instead of failing on it.
+	obj.SetNamespace(t.namespace)
+	name := obj.GetName()
+	what := describe(gvk.Kind, t.namespace, name)
+
+	// The state before the apply tells created from configured from
+	// unchanged; server-side apply's answer alone does not.
+	before, err := t.ri.Get(ctx, name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ApplyResult{}, c.wrap(err, "apply (read current state of)", what)
+	}
+	if err != nil {
+		before = nil
+	}
+
+	manager := opts.FieldManager
+	if manager == "" {
+		manager = FieldManager
+	}
+	applyOpts := metav1.ApplyOptions{FieldManager: manager, Force: opts.Force}
+	after, err := t.ri.Apply(ctx, name, obj, applyOpts)
+	if sa, ok := missingServiceAccount(err); ok {
+		// A pod applied right after its namespace: the service account
+		// controller has not created the namespace's service account yet
+		// (a few milliseconds). Wait for it (watching) and try once more.
+		if werr := c.waitServiceAccount(ctx, sa); werr == nil {
+			after, err = t.ri.Apply(ctx, name, obj, applyOpts)
+		}
+	}
+	if err != nil {
+		return ApplyResult{}, c.wrap(err, "apply", what)
+	}
+
+	r := ApplyResult{
+		APIVersion: after.GetAPIVersion(),
+		Kind:       after.GetKind(),
+		Namespace:  after.GetNamespace(),
+		Name:       after.GetName(),
+		Action:     applyAction(before, after),
+		Source:     m.Source,
+		Document:   m.Document,
+		Object:     after.Object,
+	}
+	if isCRD(after) {
+		established, err := c.waitCRDEstablished(ctx, after, opts.CRDTimeout)
+		if err != nil {
+			return r, err
+		}
+		r.Object = established
+	}
+	return r, nil
+}
+
+// applyAction compares the object before and after the apply, ignoring
+// what changes without the apply's doing (status, resourceVersion,
+// managedFields): a controller updating a Deployment's status between the
+// two reads must not turn "unchanged" into "configured".
+func applyAction(before, after *unstructured.Unstructured) string {
+	if before == nil {
+		return ActionCreated
+	}
+	if before.GetResourceVersion() == after.GetResourceVersion() {
+		return ActionUnchanged
+	}
+	if reflect.DeepEqual(withoutVolatile(before.Object), withoutVolatile(after.Object)) {
+		return ActionUnchanged
+	}
+	return ActionConfigured
+}
+
+func withoutVolatile(obj map[string]any) map[string]any {
+	c := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k != "status" {
+			c[k] = v
+		}
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(md))
+		for k, v := range md {
+			switch k {
+			case "resourceVersion", "managedFields", "generation":
+			default:
+				m[k] = v
+			}
+		}
+		c["metadata"] = m
+	}
+	return c
+}
+
+func isCRD(u *unstructured.Unstructured) bool {
+	gvk := u.GroupVersionKind()
+	return gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
+}
+
+// waitCRDEstablished waits (watching, not polling) until the CRD's
+// Established condition is True, then makes its kinds resolvable at once:
+// the RESTMapper remembers them from the CRD spec and forgets its cached
+// discovery.
+func (c *Client) waitCRDEstablished(ctx context.Context, crd *unstructured.Unstructured, timeout time.Duration) (map[string]any, error) {
+	if timeout <= 0 {
+		timeout = DefaultCRDTimeout
+	}
+	obj := crd.Object
+	if established, err := crdEstablished(obj); err != nil {
+		return nil, err
+	} else if !established {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		objs, err := c.Wait(wctx, ListOptions{APIVersion: crd.GetAPIVersion(), Kind: crd.GetKind(), Name: crd.GetName()},
+			func(objs []map[string]any) (bool, error) {
+				if len(objs) == 0 {
+					return false, nil
+				}
+				return crdEstablished(objs[0])
+			}, nil)
+		if err != nil {
+			var we *WaitError
+			if errors.As(err, &we) {
+				we.What = fmt.Sprintf("CustomResourceDefinition %q to be Established", crd.GetName())
+			}
+			return nil, err
+		}
+		obj = objs[0]
+	}
+	c.rememberCRD(obj)
+	return obj, nil
+}
+
+// crdEstablished reads the CRD's conditions. NamesAccepted=False is final
+// (e.g. the plural name is taken), so it is an error rather than a wait.
+func crdEstablished(obj map[string]any) (bool, error) {
+	for _, cond := range conditions(obj) {
+		if cond.Type == "NamesAccepted" && cond.Status == "False" {
+			return false, fmt.Errorf("CustomResourceDefinition names not accepted: %s: %s", cond.Reason, cond.Message)
+		}
+	}
+	return conditionTrue(obj, "Established"), nil
+}
+
+func (c *Client) rememberCRD(obj map[string]any) {
+	group, _, _ := unstructured.NestedString(obj, "spec", "group")
+	kind, _, _ := unstructured.NestedString(obj, "spec", "names", "kind")
+	plural, _, _ := unstructured.NestedString(obj, "spec", "names", "plural")
+	scope, _, _ := unstructured.NestedString(obj, "spec", "scope")
+	versions, _, _ := unstructured.NestedSlice(obj, "spec", "versions")
+	var served []string
+	for _, v := range versions {
+		vm, _ := v.(map[string]any)
+		name, _, _ := unstructured.NestedString(vm, "name")
+		ok, _, _ := unstructured.NestedBool(vm, "served")
+		if name != "" && ok {
+			served = append(served, name)
+		}
+	}
+	if group != "" && kind != "" && plural != "" {
+		c.mapper.rememberCRD(group, kind, plural, served, scope == "Namespaced")
+	}
+	c.mapper.Reset()
+}
+
+// noMatch reports whether err says a kind is unknown to the server.
+func noMatch(err error) bool { return meta.IsNoMatchError(err) }
+
+// serviceAccountLookup matches the admission error for a pod whose service
+// account does not exist (yet): "error looking up service account NS/NAME".
+var serviceAccountLookup = regexp.MustCompile(`error looking up service account ([a-z0-9.-]+)/([a-z0-9.-]+): serviceaccount "[^"]*" not found`)
+
+// missingServiceAccount recognizes that error and names the account.
+func missingServiceAccount(err error) (ObjectRef, bool) {
+	if err == nil || !apierrors.IsForbidden(err) {
+		return ObjectRef{}, false
+	}
+	m := serviceAccountLookup.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ObjectRef{}, false
+	}
+	return ObjectRef{APIVersion: "v1", Kind: "ServiceAccount", Namespace: m[1], Name: m[2]}, true
+}
+
+// serviceAccountTimeout bounds the wait for a new namespace's service
+// account; the controller normally creates it within milliseconds.
+const serviceAccountTimeout = 30 * time.Second
+
+func (c *Client) waitServiceAccount(ctx context.Context, sa ObjectRef) error {
+	ctx, cancel := context.WithTimeout(ctx, serviceAccountTimeout)
+	defer cancel()
+	_, err := c.Wait(ctx, ListOptions{APIVersion: sa.APIVersion, Kind: sa.Kind, Namespace: sa.Namespace, Name: sa.Name},
+		func(objs []map[string]any) (bool, error) { return len(objs) > 0, nil }, nil)
+	return err
+}

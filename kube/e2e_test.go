@@ -1,0 +1,956 @@
+//go:build e2e
+
+// End-to-end tests against a real cluster: the testbed (make testbed-up),
+// reached through the kubeconfig in LABRUN_KUBECONFIG (default
+// /var/lib/labrun-testbed/kubeconfig). Each test works in its own
+// namespace and deletes it afterwards. Test pods use the testbed's local
+// images (there is no registry) with imagePullPolicy IfNotPresent.
+//
+//	go test -tags e2e ./kube/...
+//	go test -tags e2e -run '^$' -bench Exec ./kube/
+package kube
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+)
+
+// Local images of the testbed (testbed/lib/common.sh).
+const (
+	pythonImage = "labrun.local/python:3.11.2"
+	curlImage   = "labrun.local/curl:7.88.1"
+)
+
+const defaultTestKubeconfig = "/var/lib/labrun-testbed/kubeconfig"
+
+var (
+	e2eOnce   sync.Once
+	e2eShared *Client
+	e2eErr    error
+)
+
+// e2eClient connects to the testbed. A missing kubeconfig or a cluster that
+// does not answer fails the test: skipping would hide that nothing ran.
+func e2eClient(t testing.TB) *Client {
+	t.Helper()
+	e2eOnce.Do(func() {
+		path := os.Getenv("LABRUN_KUBECONFIG")
+		if path == "" {
+			path = defaultTestKubeconfig
+		}
+		if _, err := os.Stat(path); err != nil {
+			e2eErr = fmt.Errorf("kubeconfig %s: %v; the e2e tests need the testbed cluster: run `make testbed-up` (or set LABRUN_KUBECONFIG)", path, err)
+			return
+		}
+		c, err := Connect(ConnectOptions{Kubeconfig: path})
+		if err != nil {
+			e2eErr = fmt.Errorf("%v; run `make testbed-up`", err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := c.ServerVersion(ctx); err != nil {
+			e2eErr = fmt.Errorf("cluster at %s does not answer: %v; run `make testbed-up`", c.Host, err)
+			return
+		}
+		e2eShared = c
+	})
+	if e2eErr != nil {
+		t.Fatal(e2eErr)
+	}
+	return e2eShared
+}
+
+func randSuffix() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// testNamespace creates a namespace for this test and deletes it at the end.
+func testNamespace(t testing.TB, c *Client) string {
+	t.Helper()
+	name := strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(strings.TrimPrefix(t.Name(), "TestE2E")), "-"), "-")
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	ns := "e2e-" + name + "-" + randSuffix()
+	applyText(t, c, "", fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := c.Delete(ctx, ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: ns}, DeleteOptions{IgnoreNotFound: true}); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return ns
+}
+
+func applyText(t testing.TB, c *Client, ns, text string) []ApplyResult {
+	t.Helper()
+	ms, err := DecodeText(t.Name(), []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := c.Apply(ctx, ms, ApplyOptions{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// boxPod is a pod that sleeps, for exec and logs; script runs first.
+func boxPod(name, script string) string {
+	if script == "" {
+		script = "true"
+	}
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  labels: {app: box}
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: main
+    image: %s
+    imagePullPolicy: IfNotPresent
+    command: ["sh", "-c", %q]
+  - name: side
+    image: %s
+    imagePullPolicy: IfNotPresent
+    command: ["sleep", "3600"]
+`, name, pythonImage, script+"; exec sleep 3600", curlImage)
+}
+
+// readyPod applies a box pod and waits until it is Ready.
+func readyPod(t testing.TB, c *Client, ns, name, script string) {
+	t.Helper()
+	applyText(t, c, ns, boxPod(name, script))
+	if _, err := c.Wait(ctxT(t, 90*time.Second), ListOptions{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: name}, AllPodsReady(1), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const webApp = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers:
+      - name: web
+        image: ` + pythonImage + `
+        imagePullPolicy: IfNotPresent
+        command: ["python3", "-m", "http.server", "8080"]
+        readinessProbe:
+          tcpSocket: {port: 8080}
+          periodSeconds: 1
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+data:
+  k: v1
+`
+
+func TestE2EApplyGetScaleWaitDelete(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+
+	res := applyText(t, c, ns, webApp)
+	if len(res) != 3 {
+		t.Fatalf("%d results", len(res))
+	}
+	for _, r := range res {
+		if r.Action != ActionCreated || r.Namespace != ns {
+			t.Errorf("%s %s: action %s namespace %s, want created in %s", r.Kind, r.Name, r.Action, r.Namespace, ns)
+		}
+	}
+	// Same manifests again: nothing changes, whatever the controllers
+	// wrote into status meanwhile.
+	for _, r := range applyText(t, c, ns, webApp) {
+		if r.Action != ActionUnchanged {
+			t.Errorf("re-apply %s %s: %s, want unchanged", r.Kind, r.Name, r.Action)
+		}
+	}
+	res = applyText(t, c, ns, strings.Replace(webApp, "k: v1", "k: v2", 1))
+	if res[2].Kind != "ConfigMap" || res[2].Action != ActionConfigured || res[0].Action != ActionUnchanged {
+		t.Errorf("changed ConfigMap: %s %s, deployment %s", res[2].Kind, res[2].Action, res[0].Action)
+	}
+
+	svc, err := c.Get(ctxT(t, 10*time.Second), ObjectRef{APIVersion: "v1", Kind: "Service", Namespace: ns, Name: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip, _, _ := unstructured.NestedString(svc, "spec", "clusterIP"); ip == "" {
+		t.Errorf("service has no spec.clusterIP: %v", svc)
+	}
+
+	if _, err := c.WaitRollout(ctxT(t, 90*time.Second), ObjectRef{Kind: "deploy", Namespace: ns, Name: "web"}); err != nil {
+		t.Fatal(err)
+	}
+	sr, err := c.Scale(ctxT(t, 10*time.Second), ObjectRef{Kind: "deployment", Namespace: ns, Name: "web"}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr.OldReplicas != 1 || sr.NewReplicas != 2 || sr.Kind != "Deployment" {
+		t.Errorf("scale result %+v", sr)
+	}
+	if _, err := c.WaitRollout(ctxT(t, 90*time.Second), ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web"}); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := c.List(ctxT(t, 10*time.Second), ListOptions{Kind: "pods", Namespace: ns, LabelSelector: "app=web", FieldSelector: "status.phase=Running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 2 {
+		t.Errorf("%d running web pods, want 2", len(pods))
+	}
+	addrs, err := c.WaitServiceEndpoints(ctxT(t, 60*time.Second), ns, "web", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("web endpoints: %v", addrs)
+
+	// Pod resolution on the real cluster: the workload's selector, Running
+	// and Ready, on the node given.
+	p, err := c.ResolvePod(ctxT(t, 10*time.Second), PodQuery{Namespace: ns, Target: "deploy/web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Ready || p.Phase != "Running" || p.DefaultContainer != "web" {
+		t.Errorf("resolved %+v", p)
+	}
+	if _, err := c.ResolvePod(ctxT(t, 10*time.Second), PodQuery{Namespace: ns, Target: "deploy/web", Node: p.Node}); err != nil {
+		t.Errorf("resolve on node %s: %v", p.Node, err)
+	}
+
+	dr, err := c.Delete(ctxT(t, 60*time.Second), ObjectRef{Kind: "deploy", Namespace: ns, Name: "web"}, DeleteOptions{Propagation: "Foreground", Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dr.Deleted || dr.Waited == 0 {
+		t.Errorf("delete result %+v", dr)
+	}
+	_, err = c.Get(ctxT(t, 10*time.Second), ObjectRef{Kind: "deploy", Namespace: ns, Name: "web"})
+	if !IsNotFound(err) || !strings.Contains(err.Error(), `NotFound (404): deployments.apps "web" not found`) {
+		t.Errorf("get after delete: %v", err)
+	}
+	// Foreground: the pods were gone before the Deployment was.
+	if pods, _ := c.List(ctxT(t, 10*time.Second), ListOptions{Kind: "Pod", Namespace: ns, LabelSelector: "app=web"}); len(pods) != 0 {
+		t.Errorf("%d web pods left after a foreground delete", len(pods))
+	}
+	if dr, err := c.Delete(ctxT(t, 10*time.Second), ObjectRef{Kind: "deploy", Namespace: ns, Name: "web"}, DeleteOptions{IgnoreNotFound: true}); err != nil || dr.Deleted {
+		t.Errorf("delete missing with IgnoreNotFound: %+v %v", dr, err)
+	}
+	if _, err := c.Delete(ctxT(t, 10*time.Second), ObjectRef{Kind: "deploy", Namespace: ns, Name: "web"}, DeleteOptions{}); !IsNotFound(err) {
+		t.Errorf("delete missing: %v, want NotFound", err)
+	}
+	drs, err := c.DeleteSelected(ctxT(t, 10*time.Second), ListOptions{Kind: "ConfigMap", Namespace: ns, Name: "cfg"}, DeleteOptions{Wait: true})
+	if err != nil || len(drs) != 1 || !drs[0].Deleted {
+		t.Errorf("delete selected: %+v %v", drs, err)
+	}
+}
+
+// A namespace and a pod in it in one apply, as labs write them: the pod's
+// admission needs the namespace's default service account, which a
+// controller creates a moment after the namespace.
+func TestE2EApplyNamespaceAndPodTogether(t *testing.T) {
+	c := e2eClient(t)
+	ns := "e2e-together-" + randSuffix()
+	t.Cleanup(func() {
+		_, _ = c.Delete(context.Background(), ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: ns}, DeleteOptions{IgnoreNotFound: true})
+	})
+	res := applyText(t, c, "", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n---\n"+
+		strings.Replace(boxPod("box", ""), "metadata:\n", "metadata:\n  namespace: "+ns+"\n", 1))
+	if len(res) != 2 || res[1].Kind != "Pod" || res[1].Namespace != ns || res[1].Action != ActionCreated {
+		t.Fatalf("results %+v", res)
+	}
+}
+
+func TestE2EWaitStartsBeforeObjectExists(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	type result struct {
+		at  time.Time
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, err := c.Wait(ctxT(t, 30*time.Second), ListOptions{Kind: "ConfigMap", Namespace: ns, Name: "late"}, func(objs []map[string]any) (bool, error) {
+			return len(objs) == 1 && str(objs[0], "data", "ready") == "yes", nil
+		}, nil)
+		done <- result{time.Now(), err}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	applyText(t, c, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\ndata: {ready: 'no'}\n")
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case r := <-done:
+		t.Fatalf("wait ended before the condition held: %v", r.err)
+	default:
+	}
+	applyText(t, c, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\ndata: {ready: 'yes'}\n")
+	applied := time.Now()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	lag := r.at.Sub(applied)
+	t.Logf("wait returned %s after the apply returned", lag)
+	if lag > 200*time.Millisecond {
+		t.Errorf("wait took %s to notice the change, want a watch event's delay", lag)
+	}
+}
+
+func TestE2EWaitLatency(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	applyText(t, c, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flip}\ndata: {n: '0'}\n")
+	var lags []time.Duration
+	for i := 1; i <= 15; i++ {
+		want := fmt.Sprint(i)
+		done := make(chan time.Time, 1)
+		ready := make(chan struct{})
+		go func() {
+			first := true
+			_, err := c.Wait(ctxT(t, 10*time.Second), ListOptions{Kind: "ConfigMap", Namespace: ns, Name: "flip"}, func(objs []map[string]any) (bool, error) {
+				if first {
+					first = false
+					close(ready)
+				}
+				return len(objs) == 1 && str(objs[0], "data", "n") == want, nil
+			}, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- time.Now()
+		}()
+		<-ready
+		time.Sleep(50 * time.Millisecond) // let the watch start
+		start := time.Now()
+		if _, err := c.Typed().CoreV1().ConfigMaps(ns).Patch(ctxT(t, 5*time.Second), "flip", types.MergePatchType,
+			[]byte(`{"data":{"n":"`+want+`"}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		lags = append(lags, (<-done).Sub(start))
+	}
+	p50 := percentile(lags, 50)
+	t.Logf("change-to-wait-return latency: p50 %s p90 %s max %s", p50, percentile(lags, 90), percentile(lags, 100))
+	if p50 > 100*time.Millisecond {
+		t.Errorf("p50 %s, goal < 100ms", p50)
+	}
+}
+
+func TestE2EWaitTimeoutShowsLastState(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	applyText(t, c, ns, `apiVersion: v1
+kind: Pod
+metadata: {name: stuck, labels: {app: stuck}}
+spec:
+  containers:
+  - name: main
+    image: labrun.local/does-not-exist:1
+    imagePullPolicy: IfNotPresent
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	_, err := c.WaitPodsReady(ctx, ns, "app=stuck", 1)
+	var we *WaitError
+	if !errors.As(err, &we) {
+		t.Fatalf("got %v, want a *WaitError", err)
+	}
+	t.Logf("timeout message: %v", err)
+	for _, w := range []string{"timed out after 8s waiting for pods with labels app=stuck in namespace", "1 object(s): Pod " + ns + "/stuck", "ready=false"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("message does not contain %q", w)
+		}
+	}
+	if !regexp.MustCompile(`main:(ErrImagePull|ImagePullBackOff|ErrImageNeverPull)`).MatchString(err.Error()) {
+		t.Errorf("message does not say why the pod is not ready")
+	}
+}
+
+func TestE2ECRDApplyThenUse(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	group := "e2e" + randSuffix() + ".labrun.io"
+	crdName := "widgets." + group
+	t.Cleanup(func() {
+		_, _ = c.Delete(context.Background(), ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: crdName}, DeleteOptions{IgnoreNotFound: true})
+	})
+	// A wait on the kind, started before its CRD exists, ends once the
+	// object is there.
+	waited := make(chan error, 1)
+	go func() {
+		_, err := c.Wait(ctxT(t, 30*time.Second), ListOptions{APIVersion: group + "/v1", Kind: "Widget", Namespace: ns, Name: "w1"},
+			func(objs []map[string]any) (bool, error) { return len(objs) == 1, nil }, nil)
+		waited <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	// The CRD and an object of its kind in the same apply: the object must
+	// be applied only once the CRD is Established, and its kind resolved
+	// at once.
+	res := applyText(t, c, ns, fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %[1]s
+spec:
+  group: %[2]s
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wdg]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+---
+apiVersion: %[2]s/v1
+kind: Widget
+metadata: {name: w1}
+spec: {size: 3}
+`, crdName, group))
+	if len(res) != 2 || res[0].Action != ActionCreated || res[1].Action != ActionCreated {
+		t.Fatalf("results %+v", res)
+	}
+	if !conditionTrue(res[0].Object, "Established") {
+		t.Errorf("CRD result is not Established: %v", res[0].Object["status"])
+	}
+	if err := <-waited; err != nil {
+		t.Errorf("wait started before the CRD existed: %v", err)
+	}
+	w, err := c.Get(ctxT(t, 10*time.Second), ObjectRef{APIVersion: group + "/v1", Kind: "Widget", Namespace: ns, Name: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if num(w, "spec", "size") != 3 {
+		t.Errorf("widget %v", w)
+	}
+	// By plural and short name through discovery too.
+	for _, kind := range []string{"widgets", "wdg", "widgets." + group} {
+		objs, err := c.List(ctxT(t, 10*time.Second), ListOptions{Kind: kind, Namespace: ns})
+		if err != nil || len(objs) != 1 {
+			t.Errorf("list %s: %d %v", kind, len(objs), err)
+		}
+	}
+}
+
+func TestE2ERBACDeniedMessage(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	applyText(t, c, ns, `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: viewer}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: pod-reader}
+rules:
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: viewer-reads-pods}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
+subjects:
+- {kind: ServiceAccount, name: viewer, namespace: `+ns+`}
+`)
+	readyPod(t, c, ns, "box", "")
+	exp := int64(600)
+	tr, err := c.Typed().CoreV1().ServiceAccounts(ns).CreateToken(ctxT(t, 10*time.Second), "viewer",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := tr.Status.Token
+
+	// A kubeconfig with only that token, as a lab user would have.
+	cfg := c.Config()
+	ca := cfg.CAData
+	if len(ca) == 0 && cfg.CAFile != "" {
+		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: %s
+    certificate-authority-data: %s
+users:
+- name: viewer
+  user:
+    token: %s
+contexts:
+- name: viewer
+  context: {cluster: c, user: viewer, namespace: %s}
+current-context: viewer
+`, cfg.Host, b64(ca), token, ns)
+	path := filepath.Join(t.TempDir(), "viewer.kubeconfig")
+	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vc, err := Connect(ConnectOptions{Kubeconfig: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pods, err := vc.List(ctxT(t, 10*time.Second), ListOptions{Kind: "Pod"}); err != nil || len(pods) != 1 {
+		t.Fatalf("allowed list: %d pods, %v", len(pods), err)
+	}
+	user := "system:serviceaccount:" + ns + ":viewer"
+	checks := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"list secrets", func() error {
+			_, err := vc.List(ctxT(t, 10*time.Second), ListOptions{Kind: "Secret"})
+			return err
+		}, fmt.Sprintf(`list secrets in namespace %q: Forbidden (403): secrets is forbidden: User %q cannot list resource "secrets" in API group "" in the namespace %q`, ns, user, ns)},
+		{"apply a configmap", func() error {
+			ms, _ := DecodeText("inline", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"))
+			_, err := vc.Apply(ctxT(t, 10*time.Second), ms, ApplyOptions{})
+			return err
+		}, fmt.Sprintf(`Forbidden (403): configmaps "x" is forbidden: User %q cannot get resource "configmaps" in API group "" in the namespace %q`, user, ns)},
+		{"exec", func() error {
+			_, err := vc.Exec(ctxT(t, 20*time.Second), ExecOptions{Pod: "box", Container: "main", Command: []string{"true"}})
+			return err
+		}, fmt.Sprintf(`Forbidden (403): pods "box" is forbidden: User %q cannot get resource "pods/exec" in API group "" in the namespace %q`, user, ns)},
+		{"delete a pod", func() error {
+			_, err := vc.Delete(ctxT(t, 10*time.Second), ObjectRef{Kind: "Pod", Name: "box"}, DeleteOptions{})
+			return err
+		}, fmt.Sprintf(`delete Pod "box" in namespace %q: Forbidden (403): pods "box" is forbidden: User %q cannot delete resource "pods"`, ns, user)},
+	}
+	for _, ck := range checks {
+		err := ck.call()
+		t.Logf("%s: %v", ck.name, err)
+		if err == nil || !strings.Contains(err.Error(), ck.want) {
+			t.Errorf("%s:\n got  %v\n want ...%s...", ck.name, err, ck.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), token) || strings.Contains(err.Error(), token[:20])) {
+			t.Errorf("%s: error leaks the token", ck.name)
+		}
+		if err != nil && !apierrors.IsForbidden(err) {
+			t.Errorf("%s: apierrors.IsForbidden is false for %T", ck.name, err)
+		}
+	}
+}
+
+func TestE2EConflictAndInvalid(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	// Another manager owns data.k; labrun changing it is a conflict that
+	// names that manager, and Force takes the field over.
+	other := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "owned", "namespace": ns},
+		"data":     map[string]any{"k": "theirs"},
+	}}
+	if _, err := c.Dynamic().Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns).
+		Apply(ctxT(t, 10*time.Second), "owned", other, metav1.ApplyOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := DecodeText("conflict.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: owned}\ndata: {k: ours}\n"))
+	_, err := c.Apply(ctxT(t, 10*time.Second), ms, ApplyOptions{Namespace: ns})
+	t.Logf("conflict: %v", err)
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Code != 409 || ae.Reason != "Conflict" {
+		t.Fatalf("got %v, want a 409 Conflict APIError", err)
+	}
+	for _, w := range []string{"conflict.yaml document 1 (line 1): apply ConfigMap \"owned\" in namespace", "Conflict (409): Apply failed with 1 conflict: conflict with \"someone-else\"", ".data.k"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("conflict message does not contain %q", w)
+		}
+	}
+	res, err := c.Apply(ctxT(t, 10*time.Second), ms, ApplyOptions{Namespace: ns, Force: true})
+	if err != nil || res[0].Action != ActionConfigured {
+		t.Errorf("forced apply: %+v %v", res, err)
+	}
+
+	// 422: the server's field-level message comes through.
+	ms, _ = DecodeText("invalid.yaml", []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: bad}
+spec:
+  replicas: -1
+  selector: {matchLabels: {app: bad}}
+  template:
+    metadata: {labels: {app: bad}}
+    spec: {containers: [{name: c, image: `+pythonImage+`}]}
+`))
+	_, err = c.Apply(ctxT(t, 10*time.Second), ms, ApplyOptions{Namespace: ns})
+	t.Logf("invalid: %v", err)
+	if !errors.As(err, &ae) || ae.Code != 422 || !apierrors.IsInvalid(err) ||
+		!strings.Contains(err.Error(), `Invalid (422): Deployment.apps "bad" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`) {
+		t.Errorf("got %v, want the 422 message", err)
+	}
+}
+
+func TestE2EExec(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	readyPod(t, c, ns, "box", "")
+	run := func(o ExecOptions) ExecResult {
+		t.Helper()
+		o.Namespace, o.Pod = ns, "box"
+		r, err := c.Exec(ctxT(t, 30*time.Second), o)
+		if err != nil {
+			t.Fatalf("exec %q: %v", o.Command, err)
+		}
+		return r
+	}
+
+	r := run(ExecOptions{Command: []string{"echo", "hello"}})
+	if r.Stdout != "hello\n" || r.Stderr != "" || r.ExitCode != 0 || r.Container != "main" || r.Transport != "websocket" || r.Attempts != 1 {
+		t.Errorf("echo: %+v", r)
+	}
+	r = run(ExecOptions{Command: []string{"sh", "-c", "echo out; echo err >&2; exit 7"}})
+	if r.Stdout != "out\n" || r.Stderr != "err\n" || r.ExitCode != 7 {
+		t.Errorf("exit 7: %+v", r)
+	}
+	r = run(ExecOptions{Command: []string{"false"}})
+	if r.ExitCode != 1 {
+		t.Errorf("false: %+v", r)
+	}
+	r = run(ExecOptions{Command: []string{"sh", "-c", "exit 255"}})
+	if r.ExitCode != 255 {
+		t.Errorf("exit 255: %+v", r)
+	}
+	r = run(ExecOptions{Container: "side", Command: []string{"curl", "--version"}})
+	if r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, "curl 7.88.1") {
+		t.Errorf("side container: %+v", r)
+	}
+
+	// stdin: binary-safe, closed at the end (cat would otherwise hang).
+	in := []byte("line one\nzero byte:\x00 high:\xff end")
+	r = run(ExecOptions{Command: []string{"cat"}, Stdin: in})
+	if r.Stdout != string(in) || r.ExitCode != 0 {
+		t.Errorf("cat stdin: %q", r.Stdout)
+	}
+	big := make([]byte, 3<<20)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	r = run(ExecOptions{Command: []string{"sh", "-c", "wc -c"}, Stdin: big})
+	if strings.TrimSpace(r.Stdout) != fmt.Sprint(len(big)) {
+		t.Errorf("wc -c of 3 MiB: %q", r.Stdout)
+	}
+	r = run(ExecOptions{Command: []string{"cat"}, Stdin: []byte{}})
+	if r.Stdout != "" || r.ExitCode != 0 {
+		t.Errorf("empty stdin: %+v", r)
+	}
+	// Large output.
+	r = run(ExecOptions{Command: []string{"head", "-c", "5000000", "/dev/zero"}})
+	if len(r.Stdout) != 5000000 {
+		t.Errorf("large output: %d bytes", len(r.Stdout))
+	}
+
+	// A program that does not exist: the runtime's answer, as kubectl shows it.
+	r2, err := c.Exec(ctxT(t, 30*time.Second), ExecOptions{Namespace: ns, Pod: "box", Command: []string{"no-such-program"}})
+	t.Logf("missing program: exit %d stderr %q err %v", r2.ExitCode, r2.Stderr, err)
+	if err == nil && r2.ExitCode == 0 {
+		t.Errorf("missing program reported success")
+	}
+
+	// Errors: no such pod, no such container.
+	_, err = c.Exec(ctxT(t, 30*time.Second), ExecOptions{Namespace: ns, Pod: "nope", Command: []string{"true"}})
+	if !IsNotFound(err) || !strings.Contains(err.Error(), `NotFound (404): pods "nope" not found`) {
+		t.Errorf("missing pod: %v", err)
+	}
+	_, err = c.Exec(ctxT(t, 30*time.Second), ExecOptions{Namespace: ns, Pod: "box", Container: "nope", Command: []string{"true"}})
+	t.Logf("missing container: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("missing container: %v", err)
+	}
+}
+
+func TestE2EExecSessionMatchesSeparateExec(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	readyPod(t, c, ns, "box", "")
+	commands := [][]string{
+		{"echo", "hello"},
+		{"sh", "-c", "echo out; echo err >&2; printf tail; exit 3"},
+		{"printf", "[%s]\n", "it's", "$(id)", "`id`", "a  b", "*", "new\nline", "", `\`, "$HOME"},
+		{"echo", "-n", "x"},
+		{"cat"},
+		{"false"},
+		{"ls", "/"},
+		{"head", "-c", "1000000", "/dev/zero"},
+		{"sh", "-c", "kill -TERM $$"},
+		{"no-such-program"},
+		{"/bin/nope"},
+	}
+	for _, argv := range commands {
+		sep, errSep := c.Exec(ctxT(t, 30*time.Second), ExecOptions{Namespace: ns, Pod: "box", Command: argv})
+		ses, errSes := c.Exec(ctxT(t, 30*time.Second), ExecOptions{Namespace: ns, Pod: "box", Command: argv, Reuse: true})
+		if errText(errSep) != errText(errSes) || sep.Stdout != ses.Stdout || sep.Stderr != ses.Stderr || sep.ExitCode != ses.ExitCode {
+			t.Errorf("%q differs:\n exec    %q %q %d %v\n session %q %q %d %v", argv,
+				trunc([]byte(sep.Stdout)), sep.Stderr, sep.ExitCode, errSep, trunc([]byte(ses.Stdout)), ses.Stderr, ses.ExitCode, errSes)
+		}
+		t.Logf("%q: exec %s via %s, session %s via %s", argv, sep.Duration.Round(time.Millisecond), sep.Transport, ses.Duration.Round(time.Millisecond), ses.Transport)
+	}
+	// The environment differs only by what the shell exports itself.
+	sep, _ := c.Exec(ctxT(t, 30*time.Second), ExecOptions{Namespace: ns, Pod: "box", Command: []string{"env"}})
+	ses, _ := c.Exec(ctxT(t, 30*time.Second), ExecOptions{Namespace: ns, Pod: "box", Command: []string{"env"}, Reuse: true})
+	if ses.Transport != "session" {
+		t.Errorf("env ran via %s, want session", ses.Transport)
+	}
+	// Same variables and values (the order is the shell's, documented).
+	if d := lineDiff(sep.Stdout, ses.Stdout); d != "none" {
+		t.Errorf("environment differs: %s", d)
+	}
+
+	// The session survives idle time and is reopened after the pod's
+	// container restarts are not needed here; a deleted pod must give an
+	// error, not a stale answer.
+	c.Close()
+	r, err := c.Exec(ctxT(t, 30*time.Second), ExecOptions{Namespace: ns, Pod: "box", Command: []string{"echo", "again"}, Reuse: true})
+	if err != nil || r.Stdout != "again\n" || r.Transport != "session" {
+		t.Errorf("after Close: %+v %v", r, err)
+	}
+}
+
+// errText is an error's text without the runtime's exec IDs, which differ
+// between two runs of the same failing command.
+func errText(err error) string {
+	return regexp.MustCompile(`[0-9a-f]{64}`).ReplaceAllString(fmt.Sprint(err), "ID")
+}
+
+// The real target of sessions: the Cilium agent, found the way a lab names
+// it (ds/cilium on a node), read-only commands only.
+func TestE2ECiliumAgentExec(t *testing.T) {
+	c := e2eClient(t)
+	ds, err := c.Get(ctxT(t, 10*time.Second), ObjectRef{Kind: "ds", Namespace: "kube-system", Name: "cilium"})
+	if err != nil {
+		t.Fatalf("the testbed runs Cilium as ds/cilium in kube-system: %v", err)
+	}
+	if ok, err := RolloutComplete(ds); !ok || err != nil {
+		t.Fatalf("ds/cilium is not rolled out (%v): %s", err, SummarizeObject(ds))
+	}
+	any, err := c.ResolvePod(ctxT(t, 10*time.Second), PodQuery{Namespace: "kube-system", Target: "ds/cilium"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.ResolvePod(ctxT(t, 10*time.Second), PodQuery{Namespace: "kube-system", Target: "ds/cilium", Node: any.Node})
+	if err != nil || p.Name != any.Name || !p.Ready {
+		t.Fatalf("ds/cilium on node %s: %+v %v", any.Node, p, err)
+	}
+	for _, argv := range [][]string{
+		{"cilium-dbg", "status", "--brief"},
+		{"cilium-dbg", "version"},
+		{"ip", "-o", "link", "show", "lo"},
+		{"sh", "-c", "echo $0 $#", "a b", "c"},
+	} {
+		o := ExecOptions{Namespace: "kube-system", Pod: p.Name, Container: "cilium-agent", Command: argv}
+		sep, err := c.Exec(ctxT(t, 60*time.Second), o)
+		if err != nil {
+			t.Fatalf("%q: %v", argv, err)
+		}
+		o.Reuse = true
+		ses, err := c.Exec(ctxT(t, 60*time.Second), o)
+		if err != nil {
+			t.Fatalf("%q in a session: %v", argv, err)
+		}
+		if ses.Transport != "session" || sep.Stdout != ses.Stdout || sep.Stderr != ses.Stderr || sep.ExitCode != ses.ExitCode {
+			t.Errorf("%q differs:\n exec    %q %q %d\n session %q %q %d (%s)", argv, sep.Stdout, sep.Stderr, sep.ExitCode, ses.Stdout, ses.Stderr, ses.ExitCode, ses.Transport)
+		}
+		t.Logf("%q -> exit %d %q: exec %s, session %s", argv, sep.ExitCode, trunc([]byte(sep.Stdout)), sep.Duration.Round(time.Millisecond), ses.Duration.Round(time.Millisecond))
+	}
+	c.Close()
+}
+
+func lineDiff(a, b string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	ma, mb := in(a), in(b)
+	var d []string
+	for l := range ma {
+		if !mb[l] {
+			d = append(d, "-"+l)
+		}
+	}
+	for l := range mb {
+		if !ma[l] {
+			d = append(d, "+"+l)
+		}
+	}
+	if len(d) == 0 {
+		return "none"
+	}
+	return strings.Join(d, " ")
+}
+
+func TestE2ELogs(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	readyPod(t, c, ns, "box", "for i in 1 2 3 4; do echo line$i; done")
+	ctx := ctxT(t, 30*time.Second)
+	// Wait for the lines to be in the log (the container is Ready before
+	// the runtime has necessarily flushed them).
+	var all string
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(100 * time.Millisecond) {
+		var err error
+		if all, err = c.Logs(ctx, ns, "box", LogOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(all, "line4") {
+			break
+		}
+	}
+	if all != "line1\nline2\nline3\nline4\n" {
+		t.Errorf("all logs %q", all)
+	}
+	two := int64(2)
+	if got, err := c.Logs(ctx, ns, "box", LogOptions{Container: "main", TailLines: &two}); err != nil || got != "line3\nline4\n" {
+		t.Errorf("tail 2: %q %v", got, err)
+	}
+	if got, err := c.Logs(ctx, ns, "box", LogOptions{Since: time.Hour, Timestamps: true}); err != nil || strings.Count(got, "\n") != 4 || !strings.Contains(got, "Z line1") {
+		t.Errorf("since 1h with timestamps: %q %v", got, err)
+	}
+	if got, err := c.Logs(ctx, ns, "box", LogOptions{SinceTime: time.Now().Add(time.Hour)}); err != nil || got != "" {
+		t.Errorf("since the future: %q %v", got, err)
+	}
+	if got, err := c.Logs(ctx, ns, "box", LogOptions{Container: "side"}); err != nil || got != "" {
+		t.Errorf("side container: %q %v", got, err)
+	}
+	_, err := c.Logs(ctx, ns, "box", LogOptions{Previous: true})
+	t.Logf("previous: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "BadRequest (400)") || !strings.Contains(err.Error(), "previous terminated container") {
+		t.Errorf("previous without a restart: %v", err)
+	}
+}
+
+func percentile(ds []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	if len(s) == 0 {
+		return 0
+	}
+	i := (len(s)*p + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))]
+}
+
+// Benchmarks: the round trip of `true` in a pod. Reference figures on the
+// development machine: kubectl exec ~100 ms, bare client-go WebSocket exec
+// ~45 ms, the runtime's exec itself ~25-30 ms.
+
+func benchExec(b *testing.B, reuse bool) {
+	c := e2eClient(b)
+	ns := testNamespace(b, c)
+	readyPod(b, c, ns, "box", "")
+	opts := ExecOptions{Namespace: ns, Pod: "box", Container: "main", Command: []string{"true"}, Reuse: reuse}
+	if _, err := c.Exec(context.Background(), opts); err != nil { // warm up (session, TLS)
+		b.Fatal(err)
+	}
+	var ds []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		r, err := c.Exec(context.Background(), opts)
+		if err != nil || r.ExitCode != 0 {
+			b.Fatalf("%+v %v", r, err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(percentile(ds, 50).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(percentile(ds, 90).Microseconds())/1000, "p90-ms")
+	c.Close()
+}
+
+func BenchmarkExecTrue(b *testing.B)        { benchExec(b, false) }
+func BenchmarkExecTrueSession(b *testing.B) { benchExec(b, true) }
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// BenchmarkExecTrueClientGoWebSocket is the reference: client-go's own
+// WebSocket executor with the same rest config, no retries, no fallback.
+func BenchmarkExecTrueClientGoWebSocket(b *testing.B) {
+	c := e2eClient(b)
+	ns := testNamespace(b, c)
+	readyPod(b, c, ns, "box", "")
+	u := c.Typed().CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name("box").SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: "main", Command: []string{"true"}, Stdout: true, Stderr: true}, scheme.ParameterCodec).URL()
+	var ds []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		exe, err := remotecommand.NewWebSocketExecutor(c.Config(), "GET", u.String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		var out, errOut strings.Builder
+		if err := exe.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut}); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	b.ReportMetric(float64(percentile(ds, 50).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(percentile(ds, 90).Microseconds())/1000, "p90-ms")
+}

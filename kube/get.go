@@ -1,0 +1,197 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
+)
+
+// ObjectRef names one object. APIVersion may be empty: Kind is then looked
+// up through discovery and may also be a resource name or short name
+// ("deployments", "deploy", "deployments.apps").
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion" expr:"apiVersion"`
+	Kind       string `json:"kind" expr:"kind"`
+	// Namespace is ignored for cluster-scoped kinds; empty means the
+	// client's namespace.
+	Namespace string `json:"namespace" expr:"namespace"`
+	Name      string `json:"name" expr:"name"`
+}
+
+// ListOptions select a set of objects of one kind, for List, Wait and
+// DeleteSelected.
+type ListOptions struct {
+	APIVersion string `json:"apiVersion" expr:"apiVersion"`
+	Kind       string `json:"kind" expr:"kind"`
+	// Namespace is ignored for cluster-scoped kinds; empty means the
+	// client's namespace unless AllNamespaces is set.
+	Namespace     string `json:"namespace" expr:"namespace"`
+	AllNamespaces bool   `json:"allNamespaces" expr:"allNamespaces"`
+	// Name restricts the set to the object of that name (which may not
+	// exist yet, for Wait).
+	Name string `json:"name" expr:"name"`
+	// LabelSelector and FieldSelector use the usual syntax, e.g.
+	// "app=web,tier!=db" and "status.phase=Running".
+	LabelSelector string `json:"labelSelector" expr:"labelSelector"`
+	FieldSelector string `json:"fieldSelector" expr:"fieldSelector"`
+}
+
+// IsNotFound tells whether err means the object (or its kind) does not exist.
+func IsNotFound(err error) bool { return apierrors.IsNotFound(err) }
+
+// target is a resolved kind plus the namespace to use with it.
+type target struct {
+	mapping   *meta.RESTMapping
+	namespace string // "" for cluster-scoped kinds or all namespaces
+	ri        dynamic.ResourceInterface
+}
+
+func (t target) kind() string { return t.mapping.GroupVersionKind.Kind }
+
+// resource resolves apiVersion/kind and picks the namespace.
+func (c *Client) resource(apiVersion, kind, namespace string, allNamespaces bool) (target, error) {
+	m, err := c.mapper.resolve(apiVersion, kind)
+	if err != nil {
+		what := kind
+		if apiVersion != "" {
+			what = apiVersion + " " + kind
+		}
+		return target{}, c.wrap(err, "resolve kind", what)
+	}
+	t := target{mapping: m}
+	nri := c.dynamic.Resource(m.Resource)
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		t.ri = nri
+		return t, nil
+	}
+	if allNamespaces {
+		t.ri = nri
+		return t, nil
+	}
+	if namespace == "" {
+		namespace = c.Namespace
+	}
+	t.namespace = namespace
+	t.ri = nri.Namespace(namespace)
+	return t, nil
+}
+
+// Get returns one object as its unstructured content (.Object), so that
+// expressions can read e.g. .spec.clusterIP.
+func (c *Client) Get(ctx context.Context, ref ObjectRef) (map[string]any, error) {
+	t, err := c.resource(ref.APIVersion, ref.Kind, ref.Namespace, false)
+	if err != nil {
+		return nil, err
+	}
+	u, err := t.ri.Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, c.wrap(err, "get", describe(t.kind(), t.namespace, ref.Name))
+	}
+	return u.Object, nil
+}
+
+// List returns the selected objects sorted by namespace and name, so that
+// results and "first match" choices are the same on every run.
+func (c *Client) List(ctx context.Context, opts ListOptions) ([]map[string]any, error) {
+	t, err := c.resource(opts.APIVersion, opts.Kind, opts.Namespace, opts.AllNamespaces)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := listOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	list, err := t.ri.List(ctx, lo)
+	if err != nil {
+		return nil, c.wrap(err, "list", describeSet(t, opts))
+	}
+	return sortedObjects(list.Items), nil
+}
+
+// listOptions turns selectors into the API's form, folding Name into the
+// field selector (metadata.name=...) so that watches of one object work
+// before it exists.
+func listOptions(opts ListOptions) (metav1.ListOptions, error) {
+	var lo metav1.ListOptions
+	if opts.LabelSelector != "" {
+		sel, err := labels.Parse(opts.LabelSelector)
+		if err != nil {
+			return lo, fmt.Errorf("bad label selector %q: %w", opts.LabelSelector, err)
+		}
+		lo.LabelSelector = sel.String()
+	}
+	var fs []fields.Selector
+	if opts.FieldSelector != "" {
+		sel, err := fields.ParseSelector(opts.FieldSelector)
+		if err != nil {
+			return lo, fmt.Errorf("bad field selector %q: %w", opts.FieldSelector, err)
+		}
+		fs = append(fs, sel)
+	}
+	if opts.Name != "" {
+		fs = append(fs, fields.OneTermEqualSelector("metadata.name", opts.Name))
+	}
+	if len(fs) > 0 {
+		lo.FieldSelector = fields.AndSelectors(fs...).String()
+	}
+	return lo, nil
+}
+
+// describeSet names a selection for messages:
+// `pods with labels app=web in namespace "lab"`.
+func describeSet(t target, opts ListOptions) string {
+	s := strings.ToLower(t.mapping.Resource.Resource)
+	if t.mapping.Resource.Group != "" {
+		s += "." + t.mapping.Resource.Group
+	}
+	if opts.Name != "" {
+		s += fmt.Sprintf(" named %q", opts.Name)
+	}
+	if opts.LabelSelector != "" {
+		s += " with labels " + opts.LabelSelector
+	}
+	if opts.FieldSelector != "" {
+		s += " with fields " + opts.FieldSelector
+	}
+	switch {
+	case t.namespace != "":
+		s += fmt.Sprintf(" in namespace %q", t.namespace)
+	case opts.AllNamespaces && t.mapping.Scope.Name() == meta.RESTScopeNameNamespace:
+		s += " in all namespaces"
+	}
+	return s
+}
+
+func sortedObjects(items []unstructured.Unstructured) []map[string]any {
+	out := make([]map[string]any, 0, len(items))
+	for i := range items {
+		out = append(out, items[i].Object)
+	}
+	sortObjects(out)
+	return out
+}
+
+func sortObjects(objs []map[string]any) {
+	slices.SortFunc(objs, func(a, b map[string]any) int {
+		return strings.Compare(objectKey(a), objectKey(b))
+	})
+}
+
+// objectKey is "namespace/name" (or "name" for cluster-scoped objects).
+func objectKey(obj map[string]any) string {
+	ns, _, _ := unstructured.NestedString(obj, "metadata", "namespace")
+	name, _, _ := unstructured.NestedString(obj, "metadata", "name")
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}

@@ -1,0 +1,100 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LogOptions select which part of a container's log to read.
+type LogOptions struct {
+	// Container defaults to the pod's default container (the
+	// kubectl.kubernetes.io/default-container annotation, else the first).
+	Container string `json:"container" expr:"container"`
+	// Previous reads the log of the previous (crashed) instance.
+	Previous bool `json:"previous" expr:"previous"`
+	// Since returns only lines newer than this duration; SinceTime only
+	// lines after this time. At most one may be set.
+	Since     time.Duration `json:"since" expr:"since"`
+	SinceTime time.Time     `json:"sinceTime" expr:"sinceTime"`
+	// TailLines, when not nil, returns only the last lines.
+	TailLines *int64 `json:"tailLines" expr:"tailLines"`
+	// Timestamps prefixes each line with its RFC3339 timestamp.
+	Timestamps bool `json:"timestamps" expr:"timestamps"`
+	// LimitBytes, when positive, caps the size read.
+	LimitBytes int64 `json:"limitBytes" expr:"limitBytes"`
+}
+
+// Logs returns a container's log.
+func (c *Client) Logs(ctx context.Context, namespace, pod string, opts LogOptions) (string, error) {
+	if namespace == "" {
+		namespace = c.Namespace
+	}
+	if !opts.SinceTime.IsZero() && opts.Since > 0 {
+		return "", fmt.Errorf("logs: set Since or SinceTime, not both")
+	}
+	container := opts.Container
+	if container == "" {
+		var err error
+		if container, err = c.defaultContainer(ctx, namespace, pod); err != nil {
+			return "", err
+		}
+	}
+	po := &corev1.PodLogOptions{
+		Container:  container,
+		Previous:   opts.Previous,
+		Timestamps: opts.Timestamps,
+		TailLines:  opts.TailLines,
+	}
+	if opts.Since > 0 {
+		s := int64((opts.Since + time.Second - 1) / time.Second)
+		po.SinceSeconds = &s
+	}
+	if !opts.SinceTime.IsZero() {
+		t := metav1.NewTime(opts.SinceTime)
+		po.SinceTime = &t
+	}
+	if opts.LimitBytes > 0 {
+		po.LimitBytes = &opts.LimitBytes
+	}
+	// Result.Error decodes the server's Status (Raw alone would report a
+	// 400 as "unknown reason").
+	res := c.typed.CoreV1().Pods(namespace).GetLogs(pod, po).Do(ctx)
+	if err := res.Error(); err != nil {
+		return "", c.wrap(err, "logs of", fmt.Sprintf("container %q of pod %q in namespace %q", container, pod, namespace))
+	}
+	body, _ := res.Raw()
+	return string(body), nil
+}
+
+// defaultContainer picks the container kubectl would pick.
+func (c *Client) defaultContainer(ctx context.Context, namespace, pod string) (string, error) {
+	p, err := c.typed.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return "", c.wrap(err, "get", describe("Pod", namespace, pod))
+	}
+	return DefaultContainer(p), nil
+}
+
+// DefaultContainerAnnotation names the container kubectl uses when none is
+// given.
+const DefaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
+
+// DefaultContainer returns the container kubectl would use for logs and
+// exec: the one named by the default-container annotation, else the first.
+func DefaultContainer(p *corev1.Pod) string {
+	if name := p.Annotations[DefaultContainerAnnotation]; name != "" {
+		for _, ct := range p.Spec.Containers {
+			if ct.Name == name {
+				return name
+			}
+		}
+	}
+	if len(p.Spec.Containers) > 0 {
+		return p.Spec.Containers[0].Name
+	}
+	return ""
+}

@@ -1,0 +1,216 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery/cached/memory"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/restmapper"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// fakeClient is a Client over client-go's fake dynamic client and fake
+// discovery: enough to test Wait's list/watch logic without a cluster.
+func fakeClient(t *testing.T, objs ...runtime.Object) (*Client, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		podsGVR: "PodList",
+		{Group: "apps", Version: "v1", Resource: "deployments"}: "DeploymentList",
+	}, objs...)
+	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Verbs: []string{"get", "list", "watch"}}}},
+		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{{Name: "deployments", SingularName: "deployment", Kind: "Deployment", Namespaced: true, ShortNames: []string{"deploy"}, Verbs: []string{"get", "list", "watch"}}}},
+	}}}
+	cached := memory.NewMemCacheClient(disc)
+	c := &Client{Namespace: "default", dynamic: dyn, discovery: cached, secrets: &secretSet{}}
+	c.mapper = newRESTMapper(cached, restmapper.NewDeferredDiscoveryRESTMapper(cached))
+	return c, dyn
+}
+
+func pod(name string, ready bool) *unstructured.Unstructured {
+	status := "False"
+	if ready {
+		status = "True"
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name, "namespace": "default", "labels": map[string]any{"app": "web"}},
+		"status": map[string]any{
+			"phase":      "Running",
+			"conditions": []any{map[string]any{"type": "Ready", "status": status}},
+		},
+	}}
+}
+
+func TestWaitForObjectThatDoesNotExistYet(t *testing.T) {
+	c, dyn := fakeClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	var states atomic.Int32
+	done := make(chan error, 1)
+	var got []map[string]any
+	go func() {
+		var err error
+		got, err = c.Wait(ctx, ListOptions{Kind: "pod", Name: "p"}, AllPodsReady(1), func([]map[string]any) { states.Add(1) })
+		done <- err
+	}()
+
+	time.Sleep(50 * time.Millisecond)
+	pods := dyn.Resource(podsGVR).Namespace("default")
+	if _, err := pods.Create(ctx, pod("p", false), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	changed := time.Now()
+	if _, err := pods.Update(ctx, pod("p", true), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if lag := time.Since(changed); lag > 100*time.Millisecond {
+		t.Errorf("Wait returned %s after the change; it must react to the event, not poll", lag)
+	}
+	if len(got) != 1 || !PodReady(got[0]) {
+		t.Errorf("final state %v", got)
+	}
+	if states.Load() < 3 { // empty list, created, updated
+		t.Errorf("progress called %d times, want at least 3", states.Load())
+	}
+}
+
+func TestWaitTimeoutReportsLastState(t *testing.T) {
+	c, _ := fakeClient(t, pod("p", false))
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	_, err := c.Wait(ctx, ListOptions{Kind: "Pod", APIVersion: "v1", LabelSelector: "app=web"}, func([]map[string]any) (bool, error) { return false, nil }, nil)
+	var we *WaitError
+	if !errors.As(err, &we) {
+		t.Fatalf("got %T %v, want *WaitError", err, err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("WaitError does not unwrap to DeadlineExceeded")
+	}
+	for _, w := range []string{"timed out after", `pods with labels app=web in namespace "default"`, "last state: 1 object(s): Pod default/p [phase=Running ready=false Ready=False]"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+	if len(we.Objects) != 1 {
+		t.Errorf("last state has %d objects", len(we.Objects))
+	}
+}
+
+func TestWaitRelistsAfterGone(t *testing.T) {
+	c, dyn := fakeClient(t)
+	var lists, watches atomic.Int32
+	dyn.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		lists.Add(1)
+		return false, nil, nil
+	})
+	// The first watch fails at once with 410 Gone, the second one closes
+	// without an event; the third is the fake's real watch.
+	dyn.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
+		switch watches.Add(1) {
+		case 1:
+			w := watch.NewFake()
+			go w.Error(&apierrors.NewResourceExpired("too old resource version").ErrStatus)
+			return true, w, nil
+		case 2:
+			w := watch.NewFake()
+			go w.Stop()
+			return true, w, nil
+		}
+		return false, nil, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Wait(ctx, ListOptions{Kind: "pods"}, AllPodsReady(1), nil)
+		done <- err
+	}()
+	for watches.Load() < 3 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if _, err := dyn.Resource(podsGVR).Namespace("default").Create(ctx, pod("p", true), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if lists.Load() < 3 {
+		t.Errorf("listed %d times, want a re-list after the 410 and after the closed watch", lists.Load())
+	}
+}
+
+func TestWaitStopsOnForbidden(t *testing.T) {
+	c, dyn := fakeClient(t)
+	dyn.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New(`User "u" cannot list resource "pods"`))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Wait(ctx, ListOptions{Kind: "Pod"}, AllPodsReady(1), nil)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `Forbidden (403): pods is forbidden: User "u" cannot list resource "pods"`) {
+		t.Fatalf("got %v, want the Forbidden error", err)
+	}
+	if time.Since(start) > time.Second {
+		t.Errorf("a permanent error must end the wait at once")
+	}
+}
+
+func TestWaitCondErrorEndsWait(t *testing.T) {
+	c, _ := fakeClient(t, pod("p", false))
+	_, err := c.Wait(context.Background(), ListOptions{Kind: "Pod"}, func([]map[string]any) (bool, error) {
+		return false, errors.New("deployment exceeded its progress deadline")
+	}, nil)
+	if err == nil || !strings.Contains(err.Error(), "progress deadline") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestWaitResolvesShortNames(t *testing.T) {
+	c, _ := fakeClient(t)
+	for _, kind := range []string{"Pod", "pod", "pods", "po"} {
+		tg, err := c.resource("", kind, "", false)
+		if err != nil || tg.mapping.Resource != podsGVR {
+			t.Errorf("%s: %v %v", kind, tg.mapping, err)
+		}
+	}
+	if tg, err := c.resource("", "deploy", "lab", false); err != nil || tg.mapping.Resource.Group != "apps" || tg.namespace != "lab" {
+		t.Errorf("deploy: %+v %v", tg, err)
+	}
+	if _, err := c.resource("", "Nope", "", false); err == nil || !strings.Contains(err.Error(), "Nope") {
+		t.Errorf("unknown kind: %v", err)
+	}
+}
+
+func TestUnknownKindMessage(t *testing.T) {
+	c, _ := fakeClient(t)
+	_, err := c.resource("nope.labrun.io/v1", "Nope", "", false)
+	want := `resolve kind nope.labrun.io/v1 Nope: no matches for kind "Nope" in version "nope.labrun.io/v1" (is the CRD installed and established?)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+	if !noMatch(err) {
+		t.Errorf("the wrapped error no longer says 'no match'")
+	}
+}
