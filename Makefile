@@ -1,22 +1,26 @@
 # labrun's build, test and cluster targets. `make test` is the full suite
 # that CI runs (.ci/run); `make lab` solves the cca-datapath lab on the
-# local test cluster.
+# local test cluster. Both need root (the test cluster lives in network
+# namespaces of this machine).
 
 GO        ?= go
 BIN       := bin/labrun
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
-.PHONY: all build test unit lint fuzz bench testbed-up testbed-down testbed-status clean schema
+.PHONY: all build test unit lint fuzz e2e lab bench testbed-up testbed-down testbed-status testbed-logs clean schema
+
+KUBECONFIG_TESTBED := /var/lib/labrun-testbed/kubeconfig
+LAB_OUT            ?= /tmp/labrun-cca-datapath
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labrun
 
-# The full suite: formatting, vet, unit and CLI tests, and a short run of
-# every fuzz target so they cannot rot.
-test: lint unit fuzz
+# The full suite: formatting, vet, unit and CLI tests, a short run of every
+# fuzz target so they cannot rot, and the end-to-end tests on the testbed.
+test: lint unit fuzz e2e
 
 unit:
 	$(GO) test -count=1 $(PKGS)
@@ -29,6 +33,24 @@ fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./playbook
 	$(GO) test -run XXX -fuzz '^FuzzSplitTemplate$$' -fuzztime $(FUZZTIME) ./eval
 	$(GO) test -run XXX -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) ./runner
+
+# End-to-end: bring the testbed up (built and cached on first use), then
+# the tests tagged e2e (client-go against the real API server and kubelet,
+# the testbed's own proofs, and the cca-datapath lab). On failure, the
+# component logs that explain it.
+e2e: build
+	testbed/up
+	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 30m ./kube/... ./e2e/... ./cmd/... || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
+
+# The main job: build labrun and the testbed, then solve cca-datapath on it.
+lab: build
+	testbed/up
+	$(BIN) run --kubeconfig $(KUBECONFIG_TESTBED) --vars playbooks/cca-datapath.testbed.yaml --set out=$(LAB_OUT) playbooks/cca-datapath.yaml
+	@echo "lab files: $$(ls $(LAB_OUT) | tr '\n' ' ')"
+
+testbed-logs:
+	@for f in /var/lib/labrun-testbed/logs/*.log; do echo "==== $$f (last 40 lines)"; tail -n 40 "$$f"; done 2>/dev/null || true
+	-testbed/status
 
 bench:
 	$(GO) test -run XXX -bench . -benchtime 1x ./runner

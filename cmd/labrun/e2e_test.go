@@ -1,0 +1,176 @@
+//go:build e2e
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/kube"
+)
+
+// The main job, end to end: labrun solves cca-datapath on the testbed
+// (make testbed-up), twice in a row, and the files hold what Cilium 1.20
+// shows. Values that can be read independently are compared with the
+// cluster through client-go.
+
+func testbedKubeconfig(t *testing.T) string {
+	kc := os.Getenv("LABRUN_KUBECONFIG")
+	if kc == "" {
+		kc = "/var/lib/labrun-testbed/kubeconfig"
+	}
+	if _, err := os.Stat(kc); err != nil {
+		t.Fatalf("no testbed kubeconfig at %s (%v): run make testbed-up", kc, err)
+	}
+	return kc
+}
+
+func readJSON(t *testing.T, dir, name string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return m
+}
+
+func solve(t *testing.T, kc, out string, extra ...string) {
+	t.Helper()
+	args := append([]string{"run", "--no-progress", "--kubeconfig", kc,
+		"--vars", "../../playbooks/cca-datapath.testbed.yaml", "--set", "out=" + out}, extra...)
+	args = append(args, "../../playbooks/cca-datapath.yaml")
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := Main(args, &stdout, &stderr)
+	t.Logf("labrun run took %s", time.Since(start).Round(time.Millisecond))
+	if code != 0 {
+		t.Fatalf("labrun exited %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+func TestCCADatapathOnTestbed(t *testing.T) {
+	kc := testbedKubeconfig(t)
+	out := t.TempDir()
+	reports := t.TempDir()
+	solve(t, kc, out, "--report", "junit="+filepath.Join(reports, "junit.xml"))
+	// A second run on the same cluster (web now at 4 replicas, holder and
+	// probe already there) must work too.
+	solve(t, kc, out)
+
+	entries, _ := os.ReadDir(out)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := []string{".labrun", "ct.json", "ghost.json", "iptables.json", "nodeport.json", "prog.json", "report.txt", "scale.json", "svc.json"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("output directory holds %v, want %v", names, want)
+	}
+
+	ipt := readJSON(t, out, "iptables.json")
+	svc := readJSON(t, out, "svc.json")
+	scale := readJSON(t, out, "scale.json")
+	ct := readJSON(t, out, "ct.json")
+	prog := readJSON(t, out, "prog.json")
+	np := readJSON(t, out, "nodeport.json")
+	ghost := readJSON(t, out, "ghost.json")
+
+	// Cilium 1.20 with kube-proxy replacement: no Service rules in iptables.
+	expect(t, "iptables.kube_svc_lines", ipt["kube_svc_lines"], 0.0)
+	expect(t, "iptables.cluster_ip_lines", ipt["cluster_ip_lines"], 0.0)
+	if n, _ := ipt["cilium_lines"].(float64); n <= 0 {
+		t.Errorf("iptables.cilium_lines = %v, want > 0", ipt["cilium_lines"])
+	}
+	expect(t, "iptables.kube_proxy_replacement", ipt["kube_proxy_replacement"], "True")
+	expect(t, "svc.frontend", svc["frontend"], ipt["cluster_ip"].(string)+":80")
+	if n := len(svc["backends"].([]any)); n != 2 {
+		t.Errorf("svc.backends has %d entries, want 2", n)
+	}
+	if n := len(scale["backends"].([]any)); n != 4 {
+		t.Errorf("scale.backends has %d entries, want 4", n)
+	}
+	if n := len(scale["new_backends"].([]any)); n != 2 {
+		t.Errorf("scale.new_backends has %d entries, want 2", n)
+	}
+	// Socket LB: the application sees the ClusterIP, the socket the backend.
+	expect(t, "ct.app_peer", ct["app_peer"], svc["frontend"])
+	expect(t, "ct.socket_peer", ct["socket_peer"], ct["backend"])
+	expect(t, "ct.svc_entries", ct["svc_entries"], 0.0)
+	expect(t, "ct.socket_lb_coverage", ct["socket_lb_coverage"], "Full")
+	if !contains(scale["backends"].([]any), ct["backend"]) {
+		t.Errorf("ct.backend %v is not one of the web backends %v", ct["backend"], scale["backends"])
+	}
+	expect(t, "prog.program", prog["program"], "cil_from_container")
+	expect(t, "prog.attach", prog["attach"], "tcx/ingress")
+	expect(t, "prog.tc_filter_lines", prog["tc_filter_lines"], 0.0)
+	if !regexp.MustCompile(`^cilium_policy_v3_\d{5}$`).MatchString(prog["policy_map"].(string)) {
+		t.Errorf("prog.policy_map = %v", prog["policy_map"])
+	}
+	expect(t, "nodeport.http_code", np["http_code"], 200.0)
+	expect(t, "nodeport.iptables_lines", np["iptables_lines"], 0.0)
+	expect(t, "nodeport.listen_sockets", np["listen_sockets"], 0.0)
+	expect(t, "ghost.backends", ghost["backends"], 0.0)
+	expect(t, "ghost.no_backend_response", ghost["no_backend_response"], "reject")
+	expect(t, "ghost.curl_exit", ghost["curl_exit"], 7.0)
+	if s, _ := ghost["seconds"].(float64); s >= 1 {
+		t.Errorf("ghost.seconds = %v, want well under the 5 s limit", s)
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"kube_proxy_replacement=True", "socket_lb_coverage=Full", "web_backends=4",
+		"holder_backend=" + ct["backend"].(string), "holder_program=cil_from_container", "nodeport_iptables_lines=0", "ghost_no_backend_response=reject"} {
+		if !strings.Contains(string(report), line+"\n") {
+			t.Errorf("report.txt lacks %q:\n%s", line, report)
+		}
+	}
+
+	// The same facts read without labrun's engine.
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	web, err := c.Get(ctx, kube.ObjectRef{Kind: "Service", Namespace: "cca-dp", Name: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "iptables.cluster_ip vs the Service", ipt["cluster_ip"], web["spec"].(map[string]any)["clusterIP"])
+	holder, err := c.Get(ctx, kube.ObjectRef{Kind: "Pod", Namespace: "cca-dp", Name: "holder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "ct.client vs holder's IP", ct["client"], holder["status"].(map[string]any)["podIP"].(string)+":40404")
+	if b, err := os.ReadFile(filepath.Join(reports, "junit.xml")); err != nil || !bytes.Contains(b, []byte(`failures="0"`)) {
+		t.Errorf("junit report: %v\n%s", err, b)
+	}
+}
+
+func expect(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %#v, want %#v", what, got, want)
+	}
+}
+
+func contains(list []any, x any) bool {
+	for _, e := range list {
+		if e == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,209 @@
+//go:build e2e
+
+// Package e2e proves the test cluster behaves like the lab's node: Service
+// traffic through socket LB, NodePort from the node's shell, kube-proxy
+// replacement on, and no kube-proxy rules. It talks to the cluster with
+// client-go and the testbed's node-exec, not through labrun's engine, so a
+// bug in the engine cannot hide a broken cluster.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/kube"
+	"github.com/labrun/labrun/parse"
+)
+
+const nodeExec = "/var/lib/labrun-testbed/bin/node-exec"
+
+func connect(t *testing.T) *kube.Client {
+	kc := os.Getenv("LABRUN_KUBECONFIG")
+	if kc == "" {
+		kc = "/var/lib/labrun-testbed/kubeconfig"
+	}
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
+	if err != nil {
+		t.Fatalf("%v (run make testbed-up)", err)
+	}
+	return c
+}
+
+func onNode(t *testing.T, argv ...string) string {
+	t.Helper()
+	out, err := exec.Command(nodeExec, argv...).Output()
+	if err != nil {
+		t.Fatalf("node-exec %v: %v", argv, err)
+	}
+	return string(out)
+}
+
+func TestStatusScript(t *testing.T) {
+	out, err := exec.Command("../testbed/status").CombinedOutput()
+	if err != nil {
+		t.Fatalf("testbed/status: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Ready", "KubeProxyReplacement"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("testbed/status does not mention %s:\n%s", want, out)
+		}
+	}
+}
+
+func TestServiceThroughSocketLBAndNodePort(t *testing.T) {
+	c := connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	ns := fmt.Sprintf("e2e-testbed-%d", time.Now().UnixNano()%100000)
+	manifest := strings.ReplaceAll(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: echo, namespace: NS}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: echo}}
+  template:
+    metadata: {labels: {app: echo}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: web
+        image: labrun.local/python:3.11.2
+        imagePullPolicy: IfNotPresent
+        command: [python3, -m, http.server, "8080"]
+        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: echo, namespace: NS}
+spec:
+  type: NodePort
+  selector: {app: echo}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: client, namespace: NS}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: curl
+    image: labrun.local/curl:7.88.1
+    imagePullPolicy: IfNotPresent
+    command: [sleep, "3600"]
+`, "NS", ns)
+	ms, err := kube.DecodeText("testbed e2e", []byte(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(ctx, ms, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Delete(context.Background(), kube.ObjectRef{Kind: "Namespace", Name: ns}, kube.DeleteOptions{IgnoreNotFound: true})
+	})
+	if _, err := c.WaitPodsReady(ctx, ns, "app=echo", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitServiceEndpoints(ctx, ns, "echo", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Wait(ctx, kube.ListOptions{Kind: "Pod", Namespace: ns, Name: "client"}, kube.AllPodsReady(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := c.Get(ctx, kube.ObjectRef{Kind: "Service", Namespace: ns, Name: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := svc["spec"].(map[string]any)
+	clusterIP := spec["clusterIP"].(string)
+	nodePort := spec["ports"].([]any)[0].(map[string]any)["nodePort"]
+
+	// From a pod: connect() to the ClusterIP is rewritten by socket LB.
+	// The agent programs the backends a moment after the endpoints exist,
+	// so retry on "couldn't connect" for a bounded time.
+	deadline := time.Now().Add(time.Minute)
+	var last kube.ExecResult
+	for {
+		last, err = c.Exec(ctx, kube.ExecOptions{Namespace: ns, Pod: "client", Command: []string{"curl", "-s", "-o", "/dev/null", "-m", "5", "-w", "%{http_code}", "http://" + clusterIP + "/"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last.Stdout == "200" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if last.Stdout != "200" {
+		t.Fatalf("curl to the ClusterIP from a pod: code %q exit %d %s", last.Stdout, last.ExitCode, last.Stderr)
+	}
+
+	// From the node's shell: the NodePort answers with no listening socket.
+	node, err := c.List(ctx, kube.ListOptions{Kind: "Node"})
+	if err != nil || len(node) != 1 {
+		t.Fatalf("nodes: %v %v", len(node), err)
+	}
+	var nodeIP string
+	for _, a := range node[0]["status"].(map[string]any)["addresses"].([]any) {
+		if a.(map[string]any)["type"] == "InternalIP" {
+			nodeIP = a.(map[string]any)["address"].(string)
+		}
+	}
+	url := fmt.Sprintf("http://%s:%v/", nodeIP, nodePort)
+	var code string
+	for deadline := time.Now().Add(time.Minute); ; {
+		out, _ := exec.Command(nodeExec, "curl", "-s", "-o", "/dev/null", "-m", "5", "-w", "%{http_code}", url).Output()
+		code = string(out)
+		if code == "200" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code != "200" {
+		t.Fatalf("node-exec curl %s: %q", url, code)
+	}
+	if ss := onNode(t, "ss", "-Htln", fmt.Sprintf("sport = :%v", nodePort)); strings.TrimSpace(ss) != "" {
+		t.Errorf("something listens on the NodePort: %q", ss)
+	}
+}
+
+func TestKubeProxyReplacementAndNoKubeProxyRules(t *testing.T) {
+	c := connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pod, err := c.ResolvePod(ctx, kube.PodQuery{Namespace: "kube-system", Target: "ds/cilium"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Exec(ctx, kube.ExecOptions{Namespace: pod.Namespace, Pod: pod.Name, Container: "cilium-agent", Command: []string{"cilium-dbg", "status", "--verbose"}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("cilium-dbg status: %v exit %d %s", err, res.ExitCode, res.Stderr)
+	}
+	st, err := parse.ParseStatus(res.Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.KubeProxyReplacement != "True" || st.KubeProxyReplacementDetails.SocketLBCoverage != "Full" || st.AttachMode != "TCX" {
+		t.Errorf("KubeProxyReplacement %q, Socket LB Coverage %q, Attach Mode %q; want True, Full, TCX",
+			st.KubeProxyReplacement, st.KubeProxyReplacementDetails.SocketLBCoverage, st.AttachMode)
+	}
+	ipt, err := parse.ParseIPTablesSave(onNode(t, "iptables-save"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ipt.Chains("CILIUM_")); n < 10 {
+		t.Errorf("%d CILIUM_ chains in the node's iptables, want the 10 Cilium installs", n)
+	}
+	if n := ipt.CountContaining("KUBE-SVC"); n != 0 {
+		t.Errorf("%d KUBE-SVC lines in the node's iptables, want 0 (no kube-proxy)", n)
+	}
+}
