@@ -218,13 +218,6 @@ func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*
 			res.Problems = append(res.Problems, fmt.Sprintf("%s: not valid JSON: %v", name, err))
 			break
 		}
-		if spec.Schema != "" {
-			if schema, err := jsonschema.Load(rt.ResolveInput(spec.Schema)); err == nil {
-				for _, p := range schema.Validate(learner) {
-					res.Problems = append(res.Problems, fmt.Sprintf("%s: %s%s", name, p, hint(strings.TrimPrefix(p.Path, "/"))))
-				}
-			}
-		}
 		want := jsonRoundTrip(spec.JSON)
 		wm, wok := want.(map[string]any)
 		lm, lok := learner.(map[string]any)
@@ -234,8 +227,10 @@ func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*
 			}
 			break
 		}
+		reported := map[string]bool{}
 		for _, k := range orderedKeys(spec.JSON) {
 			lv, ok := lm[k]
+			n := len(res.Problems)
 			switch {
 			case !ok:
 				res.Problems = append(res.Problems, fmt.Sprintf("%s: key %q is missing%s", name, k, hint(k)))
@@ -245,7 +240,9 @@ func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*
 			case !sameJSON(wm[k], lv):
 				res.Problems = append(res.Problems, fmt.Sprintf("%s: %s is %s, expected %s%s", name, k, short(lv), short(wm[k]), hint(k)))
 			}
+			reported[k] = len(res.Problems) > n
 		}
+		res.Problems = append(res.Problems, schemaProblems(rt, spec, name, learner, reported, hint)...)
 	case spec.KV != nil:
 		learner := parseKV(string(got))
 		m := spec.KV.(*eval.Map)
@@ -269,6 +266,27 @@ func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*
 		return res, errors.New(strings.Join(res.Problems, "\n"))
 	}
 	return res, nil
+}
+
+// schemaProblems checks a learner's JSON against the step's schema and
+// returns what it finds on keys the value comparison did not already
+// report (extra keys, a wrong type inside a list), with the key's hint.
+func schemaProblems(rt *Runtime, spec *WriteSpec, name string, learner any, reported map[string]bool, hint func(string) string) []string {
+	if spec.Schema == "" {
+		return nil
+	}
+	schema, err := jsonschema.Load(rt.ResolveInput(spec.Schema))
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", name, err)}
+	}
+	var out []string
+	for _, p := range schema.Validate(learner) {
+		key := strings.SplitN(strings.TrimPrefix(p.Path, "/"), "/", 2)[0]
+		if key == "" || !reported[key] {
+			out = append(out, fmt.Sprintf("%s: %s%s", name, p, hint(key)))
+		}
+	}
+	return out
 }
 
 func parseKV(s string) map[string]string {

@@ -122,6 +122,19 @@ func fit(v any, t reflect.Type) (reflect.Value, error) {
 			return reflect.ValueOf(Format(v)), nil
 		}
 	}
+	if t.Kind() == reflect.Slice && rv.Kind() == reflect.Slice {
+		// expr's builtins (sortBy, take, filter) return []any for a list
+		// whose static type is, say, []map[string]any
+		out := reflect.MakeSlice(t, rv.Len(), rv.Len())
+		for i := 0; i < rv.Len(); i++ {
+			e, err := fit(rv.Index(i).Interface(), t.Elem())
+			if err != nil {
+				return reflect.Value{}, fmt.Errorf("item %d: %v", i, err)
+			}
+			out.Index(i).Set(e)
+		}
+		return out, nil
+	}
 	return reflect.Value{}, fmt.Errorf("value %s is %s, expected %s", Show(v), rv.Type(), t)
 }
 

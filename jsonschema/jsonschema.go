@@ -328,7 +328,7 @@ func (s *Schema) validate(v any, path string, out *[]Problem) {
 			}
 		}
 		if !ok {
-			add("is %s %s, expected %s", article(t), show(v), strings.Join(s.Types, " or "))
+			add("is %s, expected %s", strings.TrimSpace(article(t)+" "+show(v)), strings.Join(s.Types, " or "))
 			return
 		}
 	}

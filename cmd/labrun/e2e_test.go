@@ -159,6 +159,56 @@ func TestCCADatapathOnTestbed(t *testing.T) {
 	}
 }
 
+// labrun check grades a learner's files against the live cluster: the
+// files labrun wrote pass, and copies with a wrong value, a string where a
+// number belongs, and a missing key fail with messages that say so.
+func TestCheckGradesLabFiles(t *testing.T) {
+	kc := testbedKubeconfig(t)
+	out := t.TempDir()
+	solve(t, kc, out)
+	check := func(dir string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main([]string{"check", "--no-progress", "--kubeconfig", kc,
+			"--vars", "../../playbooks/cca-datapath.testbed.yaml", "--set", "out=" + dir,
+			"../../playbooks/cca-datapath.yaml"}, &stdout, &stderr)
+		return code, stdout.String() + stderr.String()
+	}
+	if code, text := check(out); code != 0 {
+		t.Fatalf("check of labrun's own files exited %d:\n%s", code, text)
+	}
+
+	learner := t.TempDir()
+	for _, name := range []string{"iptables.json", "svc.json", "scale.json", "ct.json", "prog.json", "nodeport.json", "ghost.json", "report.txt"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(learner, name), b, 0o644)
+	}
+	edit := func(name string, f func(m map[string]any)) {
+		m := readJSON(t, learner, name)
+		f(m)
+		b, _ := json.Marshal(m)
+		os.WriteFile(filepath.Join(learner, name), b, 0o644)
+	}
+	edit("svc.json", func(m map[string]any) { m["service_id"] = m["service_id"].(float64) + 1000 })
+	edit("iptables.json", func(m map[string]any) { m["cilium_lines"] = "37" })
+	edit("ct.json", func(m map[string]any) { delete(m, "backend") })
+	code, text := check(learner)
+	if code != 1 {
+		t.Fatalf("check of edited files exited %d, want 1:\n%s", code, text)
+	}
+	for _, want := range []string{
+		"svc.json: service_id is ",
+		`iptables.json: cilium_lines is a string "37", expected a number`,
+		`ct.json: key "backend" is missing (hint: the destination of the TCP OUT entry with :40404 in cilium-dbg bpf ct list global)`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("check output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
 func expect(t *testing.T, what string, got, want any) {
 	t.Helper()
 	if got != want {
