@@ -60,6 +60,7 @@ func parseCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "<nil>" and "->" stay readable
 	if err := enc.Encode(v); err != nil {
 		fmt.Fprintf(stderr, "labrun parse: %v\n", err)
 		return exitFailed
