@@ -242,7 +242,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 		return nil, exprError(src, pos, err)
 	}
 	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, compiler: c, result: ctx.Result, envType: et}
-	if t := prog.Node().Type(); t != nil && t.Kind() != reflect.Interface {
+	if t := preciseType(*prog.Node().Nature()); t != nil && t.Kind() != reflect.Interface {
 		e.Type = t
 	}
 	return e, nil
@@ -280,6 +280,23 @@ func (c *Compiler) compileTree(tree *parser.Tree, result reflect.Type, want refl
 	ast.Walk(&tree.Node, &structNatures{cache: &cfg.NtCache})
 	prog, err := compiler.Compile(tree, cfg)
 	return prog, et, err
+}
+
+// preciseType is the Go type of a nature, with the element types expr
+// tracks for lists: filter(list of T, ...) has reflect type []any but
+// element nature T, and a compute step that keeps such a list must store
+// []T, so that T's methods still work on results restored from the
+// journal.
+func preciseType(n nature.Nature) reflect.Type {
+	if n.Type == nil {
+		return nil
+	}
+	if (n.Kind == reflect.Slice || n.Kind == reflect.Array) && n.Ref != nil && n.Type.Elem().Kind() == reflect.Interface {
+		if elem := preciseType(*n.Ref); elem != nil && elem.Kind() != reflect.Interface {
+			return reflect.SliceOf(elem)
+		}
+	}
+	return n.Type
 }
 
 // structNatures gives every struct-typed node the nature of the

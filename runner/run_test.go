@@ -220,3 +220,35 @@ steps:
 		t.Errorf("progress did not show the last value: %q", rec.progress)
 	}
 }
+
+// A compute step that keeps a filtered list of parsed structs stores it
+// with the element type, so methods still work on the results restored by
+// --from (the journal is JSON).
+func TestResumeKeepsTypedListsOfComputeSteps(t *testing.T) {
+	out := t.TempDir()
+	src := `
+name: typed
+vars: {out: x}
+outputDir: ${{ vars.out }}
+steps:
+  - id: netstat
+    run: {argv: [printf, "tcp 0 0 10.42.0.6:40404 10.42.0.33:8080 ESTABLISHED\ntcp 0 0 10.42.0.6:5000 10.42.0.9:80 TIME_WAIT\n"]}
+  - id: conns
+    compute:
+      live: '${{ filter(parseNetstat(steps.netstat.stdout), .state == "ESTABLISHED") }}'
+  - id: answer
+    write: {path: peer.txt, text: "${{ steps.conns.live[0].foreign.String() }}"}
+`
+	plan := compile(t, src, "out="+out)
+	if o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}}).Run(context.Background()); err != nil || o.Status != Passed {
+		t.Fatalf("run: %+v %v", o, err)
+	}
+	plan = compile(t, src, "out="+out)
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, From: "answer"}).Run(context.Background())
+	if err != nil || o.Status != Passed {
+		t.Fatalf("resumed: %v %+v", err, o.Steps[len(o.Steps)-1])
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "peer.txt")); string(b) != "10.42.0.33:8080\n" {
+		t.Errorf("peer.txt = %q", b)
+	}
+}

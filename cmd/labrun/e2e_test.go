@@ -209,6 +209,35 @@ func TestCheckGradesLabFiles(t *testing.T) {
 	}
 }
 
+// When holder reconnects to another backend (here: its backend pod is
+// deleted), a resumed run re-reads the state: ct.json is made again and
+// report.txt names the new backend.
+func TestHolderReconnectRemakesCT(t *testing.T) {
+	kc := testbedKubeconfig(t)
+	out := t.TempDir()
+	solve(t, kc, out)
+	before := readJSON(t, out, "ct.json")
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := c.Delete(ctx, kube.ObjectRef{Kind: "Pod", Namespace: "cca-dp", Name: before["backend_pod"].(string)}, kube.DeleteOptions{Wait: true}); err != nil {
+		t.Fatal(err)
+	}
+	solve(t, kc, out, "--from", "status_now")
+	after := readJSON(t, out, "ct.json")
+	if after["backend"] == before["backend"] || after["backend_pod"] == before["backend_pod"] {
+		t.Errorf("ct.json still names the deleted backend: before %v, after %v", before, after)
+	}
+	expect(t, "ct.socket_peer after reconnect", after["socket_peer"], after["backend"])
+	report, _ := os.ReadFile(filepath.Join(out, "report.txt"))
+	if !strings.Contains(string(report), "holder_backend="+after["backend"].(string)+"\n") {
+		t.Errorf("report.txt does not name the new backend %v:\n%s", after["backend"], report)
+	}
+}
+
 func expect(t *testing.T, what string, got, want any) {
 	t.Helper()
 	if got != want {
