@@ -29,6 +29,9 @@ PKI="$STATE/pki"
 KUBECONFIG_PATH="$STATE/kubeconfig"
 VARS_PATH="$STATE/vars.yaml"
 NODE_EXEC="$STATE/bin/node-exec"
+# The testbed's own bpffs, seen from the host (read-only view of the instance
+# the node has at /sys/fs/bpf; see setup_namespaces in lib/node.sh).
+BPFFS="$STATE/bpffs"
 CREATED="$STATE/created"   # one line per host-side object the testbed created (for down)
 
 K8S_BIN="$LRT_CACHE/kubernetes-$K8S_VERSION"
@@ -147,6 +150,18 @@ cgroup_mounts() {
   for d in /sys/fs/cgroup/*; do
     [[ -d $d ]] && mountpoint -q "$d" && echo "$d"
   done
+}
+
+# bpffs_exposed: true when $BPFFS is a bpffs mount on the host and the same
+# instance as the node's /sys/fs/bpf (bpffs gives each instance its own
+# anonymous device number, so equal st_dev means one instance).
+bpffs_exposed() {
+  mountpoint -q "$BPFFS" 2>/dev/null || return 1
+  [[ "$(stat -f -c %T "$BPFFS")" == bpf_fs ]] || return 1
+  local host node
+  host="$(stat -c %d "$BPFFS")" || return 1
+  node="$(in_node stat -c %d /sys/fs/bpf 2>/dev/null)" || return 1
+  [[ $host == "$node" ]]
 }
 
 load_env() {

@@ -9,6 +9,8 @@
 #   netns, its own bpffs at /sys/fs/bpf, cgroup2 of the testbed at
 #   /run/cilium/cgroupv2, read-only VM-wide /proc/sys, and a few bind mounts
 #   so kubelet and Cilium find their usual paths.
+# - the same bpffs instance is also mounted read-only on the host at $BPFFS,
+#   so that programs on the host (labrun's bpfmap) can read Cilium's pins.
 # - both are kept alive by bind mounts of their nsfs files under $NSDIR.
 # - one cgroup subtree $CG_BASE in every hierarchy, nested under the cgroup of
 #   the process that ran `up`.
@@ -91,8 +93,11 @@ node_mount_setup() {
   mount -t sysfs sysfs /sys
   mount --move /run/.cg /sys/fs/cgroup
   rmdir /run/.cg
-  # The testbed's own BPF filesystem: pins never mix with the host's.
-  mount -t bpf bpffs /sys/fs/bpf
+  # The testbed's own BPF filesystem: pins never mix with the host's. It was
+  # mounted on the host at $BPFFS by setup_namespaces; move this namespace's
+  # copy of that mount to the usual place (one instance, seen by the node at
+  # /sys/fs/bpf only, and by the host at $BPFFS only).
+  mount --move "$BPFFS" /sys/fs/bpf
   # Cilium's --cgroup-root: the testbed's cgroup2 subtree, so socket LB
   # attaches there and covers exactly the testbed's processes.
   mkdir -p /run/cilium/cgroupv2
@@ -136,9 +141,26 @@ setup_namespaces() {
     mkdir -p /var/lib/kubelet   # empty mountpoint on the host (removed by down)
     record dir /var/lib/kubelet
   fi
-  export CG_BASE STATE BPFTOOL_BIN KUBELET_SYSCTLS
+  # The testbed's bpffs is created here, in the host's mount namespace, at a
+  # path of the testbed's (never the host's /sys/fs/bpf), so that the host can
+  # reach it: a bpffs mounted inside the node's namespace could not be
+  # bind-mounted out of it. The node's namespace gets it as /sys/fs/bpf
+  # (node_mount_setup); once that is done the host's view becomes read-only
+  # (nothing can be pinned or unpinned through it). `down` unmounts it.
+  if [[ ! -d $BPFFS ]]; then
+    mkdir -p "$BPFFS"
+    record dir "$BPFFS"
+  fi
+  while mountpoint -q "$BPFFS"; do   # a stale one (down normally removes it)
+    log "unmounting a stale bpffs at $BPFFS"
+    umount "$BPFFS"
+  done
+  mount -t bpf labrun-testbed-bpffs "$BPFFS"
+  record mount "$BPFFS"
+  export CG_BASE STATE BPFTOOL_BIN KUBELET_SYSCTLS BPFFS
   unshare --net="$NETNS" --mount="$MNTNS" --propagation private \
     bash -c "$(declare -f node_mount_setup); node_mount_setup"
+  mount -o remount,bind,ro "$BPFFS"
   # veth: created in the host, node end moved into the node netns.
   ip link add "$HOST_VETH" type veth peer name "$NODE_DEV" netns "$NETNS"
   record link "$HOST_VETH"
