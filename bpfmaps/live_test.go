@@ -12,9 +12,9 @@ import (
 )
 
 // TestLiveBPFFS reads a real Cilium's pinned maps, read-only, when
-// LABRUN_LIVE_BPFFS names its bpffs root (for the testbed, whose bpffs
-// lives in the node's mount namespace:
-// LABRUN_LIVE_BPFFS=/proc/<cilium-agent pid>/root/sys/fs/bpf). It checks
+// LABRUN_LIVE_BPFFS names its bpffs root (for the testbed, the host's
+// read-only view of its bpffs, key bpffs of its vars.yaml:
+// LABRUN_LIVE_BPFFS=/var/lib/labrun-testbed/bpffs). It checks
 // that every map opens with the expected layout and logs what it decoded.
 // The maps are opened with BPF_F_RDONLY: this test cannot write to them.
 //
