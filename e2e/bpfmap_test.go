@@ -119,41 +119,11 @@ func (a *agent) run(ctx context.Context, reuse bool, args ...string) (string, er
 	return res.Stdout, nil
 }
 
-// bpfScenario is the lab's datapath scenario in a namespace of its own:
-// Deployment web (2 python http.server pods on 8080), ClusterIP Service web
-// 80 -> 8080, and pod holder keeping one TCP connection open from source
-// port holderPort to the Service's ClusterIP:80. holder is Ready only while
+// holderManifest completes testdata/web.yaml into the lab's datapath
+// scenario: pod holder keeps one TCP connection open from source port
+// holderPort to the Service's ClusterIP:80. holder is Ready only while
 // its connection is established (it writes /tmp/connected after connect()).
-const bpfScenario = `
-apiVersion: v1
-kind: Namespace
-metadata: {name: NS}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: NS, labels: {app: web}}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: web
-        image: IMAGE
-        imagePullPolicy: IfNotPresent
-        command: [python3, -m, http.server, "8080"]
-        ports: [{containerPort: 8080, name: http}]
-        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: NS}
-spec:
-  type: ClusterIP
-  selector: {app: web}
-  ports: [{name: http, port: 80, targetPort: 8080, protocol: TCP}]
+const holderManifest = `
 ---
 apiVersion: v1
 kind: Pod
@@ -206,7 +176,11 @@ type scenario struct {
 func deployScenario(ctx context.Context, t *testing.T, c *kube.Client, image string) scenario {
 	t.Helper()
 	ns := fmt.Sprintf("e2e-bpfmap-%d", time.Now().UnixNano()%100000)
-	manifest := strings.NewReplacer("NS", ns, "IMAGE", image, "PORT", strconv.Itoa(holderPort)).Replace(bpfScenario)
+	web, err := os.ReadFile("testdata/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := strings.NewReplacer("NS", ns, "IMAGE", image, "PORT", strconv.Itoa(holderPort)).Replace(string(web) + holderManifest)
 	ms, err := kube.DecodeText("bpfmap e2e", []byte(manifest))
 	if err != nil {
 		t.Fatal(err)

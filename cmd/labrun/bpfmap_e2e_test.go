@@ -54,39 +54,6 @@ steps:
         backends: ${{ steps.slots.services.Find(steps.fe.address).ActiveBackends() }}
 `
 
-// web: 2 python http.server pods behind ClusterIP Service web 80 -> 8080.
-const bpfmapUntilWeb = `
-apiVersion: v1
-kind: Namespace
-metadata: {name: NS}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: NS, labels: {app: web}}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: web
-        image: IMAGE
-        imagePullPolicy: IfNotPresent
-        command: [python3, -m, http.server, "8080"]
-        ports: [{containerPort: 8080, name: http}]
-        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: NS}
-spec:
-  type: ClusterIP
-  selector: {app: web}
-  ports: [{name: http, port: 80, targetPort: 8080, protocol: TCP}]
-`
-
 func TestBpfmapActionUntilSlots(t *testing.T) {
 	kc := testbedKubeconfig(t)
 	data, err := os.ReadFile("/var/lib/labrun-testbed/vars.yaml")
@@ -111,7 +78,11 @@ func TestBpfmapActionUntilSlots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	ns := fmt.Sprintf("e2e-bpfmap-cli-%d", time.Now().UnixNano()%100000)
-	ms, err := kube.DecodeText("bpfmap until", []byte(strings.NewReplacer("NS", ns, "IMAGE", vars.PythonImage).Replace(bpfmapUntilWeb)))
+	web, err := os.ReadFile("../../e2e/testdata/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := kube.DecodeText("bpfmap until", []byte(strings.NewReplacer("NS", ns, "IMAGE", vars.PythonImage).Replace(string(web))))
 	if err != nil {
 		t.Fatal(err)
 	}
