@@ -52,8 +52,13 @@ testbed-logs:
 	@for f in /var/lib/labrun-testbed/logs/*.log; do echo "==== $$f (last 40 lines)"; tail -n 40 "$$f"; done 2>/dev/null || true
 	-testbed/status
 
+# labrun against bash + kubectl, kubectl exec, a polling loop, grep/awk and
+# cilium-dbg on the test cluster: prints a table and writes
+# bench/results.json (bench/README.md). BENCH_ARGS="-n 1 -results
+# bench/results.local.json" is the short run CI does so it cannot rot.
+BENCH_ARGS ?=
 bench:
-	$(GO) test -run XXX -bench . -benchtime 1x ./runner
+	bench/run $(BENCH_ARGS)
 
 schema:
 	$(GO) test ./playbookschema -update

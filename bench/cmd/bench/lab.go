@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/kube"
+)
+
+// The lab's namespace and what the bench reads there to check scale.json.
+const labNamespace = "cca-dp"
+
+// labRun is one solve of the lab by either tool.
+type labRun struct {
+	proc
+	dir string
+	// waited is the time spent waiting for Kubernetes objects (pods
+	// Ready, holder's CiliumEndpoint): labrun's wait steps, the bash
+	// solution's wait_for loops.
+	waited time.Duration
+}
+
+// benchLab solves cca-datapath with labrun and with the bash reference
+// solution, alternately, on the same cluster, and compares their files.
+// A first labrun run, not measured, brings the cluster to the state every
+// measured run starts from (web at 4 replicas, holder, probe, web-np and
+// ghost present), whatever ran before.
+func benchLab(ctx context.Context, b *bench) ([]Row, error) {
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: b.kubeconfig})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+
+	dir := func(name string) string { return filepath.Join(b.work, "lab", name) }
+	if _, err := b.solveLabrun(ctx, dir("warm-up")); err != nil {
+		return nil, err
+	}
+	var lr, br []labRun
+	for i := 1; i <= b.n; i++ {
+		l, err := b.solveLabrun(ctx, dir(fmt.Sprintf("labrun-%d", i)))
+		if err != nil {
+			return nil, err
+		}
+		if err := checkScale(ctx, c, l.dir); err != nil {
+			return nil, fmt.Errorf("labrun's %w", err)
+		}
+		s, err := b.solveBash(ctx, dir(fmt.Sprintf("bash-%d", i)))
+		if err != nil {
+			return nil, err
+		}
+		if err := checkScale(ctx, c, s.dir); err != nil {
+			return nil, fmt.Errorf("the bash solution's %w", err)
+		}
+		if diffs, err := compareLabDirs(l.dir, s.dir); err != nil {
+			return nil, err
+		} else if len(diffs) > 0 {
+			return nil, fmt.Errorf("the bash solution's lab files differ from labrun's (%s vs %s):\n  %s", s.dir, l.dir, strings.Join(diffs, "\n  "))
+		}
+		fmt.Fprintf(os.Stderr, "   run %d: labrun %.2f s, bash %.2f s, same 8 files\n", i, l.wall.Seconds(), s.wall.Seconds())
+		lr, br = append(lr, l), append(br, s)
+	}
+
+	wall := func(r labRun) time.Duration { return r.wall }
+	waited := func(r labRun) time.Duration { return r.waited }
+	outside := func(r labRun) time.Duration { return r.wall - r.waited }
+	rss := func(runs []labRun) []float64 {
+		var v []float64
+		for _, r := range runs {
+			v = append(v, mb(r.maxRSS))
+		}
+		return v
+	}
+	return []Row{
+		compare("cca-datapath lab, end to end",
+			durations("labrun", "s", each(lr, wall)), durations("bash + kubectl", "s", each(br, wall)), 2).
+			withNote("Both solve the whole lab (labrun: every step of the playbook) on the same cluster, one after the other, from the same state: web scaled back from 4 pods to 2, then to 4 again. " +
+				"The bash solution (bench/cca-datapath.sh) polls without sleeping and leaves out the playbook's read-only cross-checks (EndpointSlices, the kernel's services map, netstat in the backend pod). " +
+				"Each run's 8 files are compared key by key: same keys in the same order, same types, same values, except ghost.json's seconds (type only) " +
+				"and scale.json's lists, which hold the two pods each run's scale-up creates: compared by length and element types, and checked against the pods in the cluster after each run."),
+		compare("cca-datapath lab, outside the waits for pods",
+			durations("labrun", "s", each(lr, outside)), durations("bash + kubectl", "s", each(br, outside)), 0).
+			withNote("The same runs minus the time spent waiting for Kubernetes objects (pods terminating, starting and Ready; holder's CiliumEndpoint): "+
+				"labrun's wait steps (%s s median) and the bash solution's wait_for loops (%s s median): "+
+				"the cluster's time more than the client's.",
+				fmtNum(durations("", "s", each(lr, waited)).Median), fmtNum(durations("", "s", each(br, waited)).Median)),
+		newRow("peak memory (max RSS) of a full lab run",
+			newSeries("labrun", "MB", rss(lr)), newSeries("largest process of the bash run (kubectl)", "MB", rss(br))).withLimit(100).
+			withNote("GNU time's %%M (ru_maxrss): the largest resident set of the process and of the descendants it waited for (for labrun, its node-exec commands; for bash, kubectl, jq, awk)."),
+	}, nil
+}
+
+// each maps runs to one of their durations.
+func each(runs []labRun, f func(labRun) time.Duration) []time.Duration {
+	var d []time.Duration
+	for _, r := range runs {
+		d = append(d, f(r))
+	}
+	return d
+}
+
+// newRow is a row comparing sizes: no speed goal.
+func newRow(name string, labrun, alt Series) Row { return compare(name, labrun, alt, 0) }
+
+func (b *bench) solveLabrun(ctx context.Context, out string) (labRun, error) {
+	if err := os.RemoveAll(out); err != nil {
+		return labRun{}, err
+	}
+	argv := []string{b.labrun, "run", "--kubeconfig", b.kubeconfig,
+		"--vars", "playbooks/cca-datapath.testbed.yaml", "--set", "out=" + out,
+		"--no-progress", "--report", "json=" + out + ".report.json", "playbooks/cca-datapath.yaml"}
+	p, err := runProc(ctx, argv, procOpts{rss: true})
+	if err != nil {
+		return labRun{}, fmt.Errorf("labrun did not solve the lab: %v\n%s", err, tail(p.stdout))
+	}
+	w, err := waitSeconds(out + ".report.json")
+	return labRun{p, out, w}, err
+}
+
+func (b *bench) solveBash(ctx context.Context, out string) (labRun, error) {
+	if err := os.RemoveAll(out); err != nil {
+		return labRun{}, err
+	}
+	waits := out + ".waits"
+	env := []string{"KUBECTL=" + b.kubectl, "KUBECONFIG=" + b.kubeconfig, "NODE_EXEC=" + b.nodeExec, "BENCH_WAITS=" + waits}
+	p, err := runProc(ctx, []string{"bench/cca-datapath.sh", out}, procOpts{env: env, rss: true})
+	if err != nil {
+		return labRun{}, fmt.Errorf("the bash solution failed: %v", err)
+	}
+	data, err := os.ReadFile(waits)
+	if err != nil {
+		return labRun{}, err
+	}
+	us, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return labRun{}, fmt.Errorf("%s: %v", waits, err)
+	}
+	return labRun{p, out, time.Duration(us) * time.Microsecond}, nil
+}
+
+// waitSeconds sums the wait steps of a labrun JSON report.
+func waitSeconds(report string) (time.Duration, error) {
+	data, err := os.ReadFile(report)
+	if err != nil {
+		return 0, err
+	}
+	var o struct {
+		Steps []struct {
+			Action  string  `json:"action"`
+			Seconds float64 `json:"seconds"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(data, &o); err != nil {
+		return 0, fmt.Errorf("%s: %v", report, err)
+	}
+	var s float64
+	for _, st := range o.Steps {
+		if st.Action == "wait" {
+			s += st.Seconds
+		}
+	}
+	return time.Duration(s * float64(time.Second)), nil
+}
+
+// checkScale checks scale.json against the cluster right after the run
+// that wrote it: backends are the web pods' IP:8080 now, new_backends are
+// those not in svc.json.
+func checkScale(ctx context.Context, c *kube.Client, dir string) error {
+	var scale struct {
+		Backends    []string `json:"backends"`
+		NewBackends []string `json:"new_backends"`
+	}
+	var svc struct {
+		Backends []string `json:"backends"`
+	}
+	for f, v := range map[string]any{"scale.json": &scale, "svc.json": &svc} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(data, v); err != nil {
+			return fmt.Errorf("%s: %v", f, err)
+		}
+	}
+	pods, err := c.List(ctx, kube.ListOptions{Kind: "Pod", Namespace: labNamespace, LabelSelector: "app=web"})
+	if err != nil {
+		return err
+	}
+	var want []string
+	for _, p := range pods {
+		if st, ok := p["status"].(map[string]any); ok {
+			if ip, ok := st["podIP"].(string); ok {
+				want = append(want, ip+":8080")
+			}
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(scale.Backends, want) {
+		return fmt.Errorf("scale.json backends %v are not the web pods' addresses %v", scale.Backends, want)
+	}
+	var added []string
+	for _, a := range scale.Backends {
+		if !slices.Contains(svc.Backends, a) {
+			added = append(added, a)
+		}
+	}
+	if !slices.Equal(scale.NewBackends, added) {
+		return fmt.Errorf("scale.json new_backends %v should be %v (backends not in svc.json)", scale.NewBackends, added)
+	}
+	return nil
+}
