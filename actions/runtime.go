@@ -2,7 +2,6 @@ package actions
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 )
@@ -26,17 +25,9 @@ type Runtime struct {
 	// Progress receives short status lines during long operations (a
 	// wait's last observed state); it may be nil.
 	Progress func(msg string)
-	// Log receives detail lines for verbose output; it may be nil.
-	Log io.Writer
 	// Cluster connects to Kubernetes on first use (and returns the same
 	// connection afterwards); nil when no cluster can be reached.
 	Cluster func() (Cluster, error)
-}
-
-func (rt *Runtime) progress(format string, args ...any) {
-	if rt.Progress != nil {
-		rt.Progress(fmt.Sprintf(format, args...))
-	}
 }
 
 // ResolveInput turns a path from a spec into an absolute one, taken from

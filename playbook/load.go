@@ -248,14 +248,13 @@ func Keys(t reflect.Type) []string {
 }
 
 var (
-	textType      = reflect.TypeOf(Text{})
-	durationType  = reflect.TypeOf(Duration{})
-	nodeType      = reflect.TypeOf(&yaml.Node{})
-	varsType      = reflect.TypeOf([]*Var{})
-	assertsType   = reflect.TypeOf([]*Assertion{})
-	stepsType     = reflect.TypeOf([]*Step{})
-	stepType      = reflect.TypeOf(Step{})
-	assertionType = reflect.TypeOf(Assertion{})
+	textType     = reflect.TypeOf(Text{})
+	durationType = reflect.TypeOf(Duration{})
+	nodeType     = reflect.TypeOf(&yaml.Node{})
+	varsType     = reflect.TypeOf([]*Var{})
+	assertsType  = reflect.TypeOf([]*Assertion{})
+	stepsType    = reflect.TypeOf([]*Step{})
+	stepType     = reflect.TypeOf(Step{})
 )
 
 // decodeStruct fills a struct from a mapping, reporting unknown keys with a
