@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/parse"
+	"github.com/labrun/labrun/parse/parsetest"
 )
 
 // The query both sides answer over 200k conntrack lines: how many SVC
@@ -80,25 +81,6 @@ func benchParse(ctx context.Context, b *bench) ([]Row, error) {
 	}, nil
 }
 
-// ctLines200k is parse/ct_bench_test.go's ctLines200k: 200k conntrack
-// lines in Cilium 1.20's format, a mix of directions, protocols and flag
-// sets like a busy node's table, with a blank line between the two maps.
-func ctLines200k() string {
-	var b strings.Builder
-	b.Grow(200_000 * 260)
-	dirs := []string{"OUT", "IN", "SVC"}
-	flags := []string{"Flags=0x0010 [ SeenNonSyn ]", "Flags=0x0013 [ RxClosing TxClosing SeenNonSyn ]", "Flags=0x0000 [ ]"}
-	for i := 0; i < 200_000; i++ {
-		if i == 150_000 {
-			b.WriteString("\n")
-		}
-		proto := "TCP"
-		if i >= 150_000 {
-			proto = "UDP"
-		}
-		fmt.Fprintf(&b, "%s %s 10.42.%d.%d:%d -> 10.43.%d.%d:%d expires=%d Packets=%d Bytes=%d RxFlagsSeen=0x1a LastRxReport=%d TxFlagsSeen=0x1b LastTxReport=%d %s RevNAT=%d SourceSecurityID=%d BackendID=%d NatPort=0 \n",
-			proto, dirs[i%3], (i>>8)&255, i&255, 1024+i%60000, (i>>4)&255, i&15, 80+i%3, 16000+i, i%100, i*13%100000, 15000+i, 15000+i, flags[i%3], i%40, 256+i%5000, i%9)
-	}
-	b.WriteString("\n")
-	return b.String()
-}
+// ctLines200k is the same input as parse's own benchmark: 200k
+// conntrack lines in Cilium 1.20's format.
+func ctLines200k() string { return parsetest.CTLines(200_000) }
