@@ -238,6 +238,23 @@ func TestHolderReconnectRemakesCT(t *testing.T) {
 	}
 }
 
+// The cluster examples run on the test cluster with its local image.
+func TestClusterExamplesOnTestbed(t *testing.T) {
+	kc := testbedKubeconfig(t)
+	files, err := filepath.Glob("../../examples/cluster/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cluster examples: %v", err)
+	}
+	for _, f := range files {
+		var stdout, stderr bytes.Buffer
+		code := Main([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "image=labrun.local/python:3.11.2",
+			"--set", "out=" + t.TempDir(), f}, &stdout, &stderr)
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s%s", f, code, stdout.String(), stderr.String())
+		}
+	}
+}
+
 func expect(t *testing.T, what string, got, want any) {
 	t.Helper()
 	if got != want {

@@ -32,3 +32,18 @@ func TestExamplesRun(t *testing.T) {
 		})
 	}
 }
+
+// The examples that need a cluster validate without one; the e2e tests run
+// them on the test cluster.
+func TestClusterExamplesValidate(t *testing.T) {
+	files, err := filepath.Glob("../../examples/cluster/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cluster examples: %v", err)
+	}
+	for _, f := range files {
+		var stdout, stderr bytes.Buffer
+		if code := Main([]string{"validate", "-q", f}, &stdout, &stderr); code != 0 {
+			t.Errorf("%s: validate exit %d:\n%s", f, code, stderr.String())
+		}
+	}
+}
