@@ -107,57 +107,27 @@ type CTEntries []CTEntry
 
 // Matching returns the entries whose source or destination port is port.
 func (cs CTEntries) Matching(port int) CTEntries {
-	out := CTEntries{}
-	for _, e := range cs {
-		if int(e.SrcPort) == port || int(e.DstPort) == port {
-			out = append(out, e)
-		}
-	}
-	return out
+	return filter(cs, func(e CTEntry) bool { return int(e.SrcPort) == port || int(e.DstPort) == port })
 }
 
 // WithIP returns the entries whose source or destination IP is ip.
 func (cs CTEntries) WithIP(ip string) CTEntries {
-	out := CTEntries{}
-	for _, e := range cs {
-		if e.SrcIP == ip || e.DstIP == ip {
-			out = append(out, e)
-		}
-	}
-	return out
+	return filter(cs, func(e CTEntry) bool { return e.SrcIP == ip || e.DstIP == ip })
 }
 
 // WithAddr returns the entries whose Src or Dst is addr ("ip:port").
 func (cs CTEntries) WithAddr(addr string) CTEntries {
-	out := CTEntries{}
-	for _, e := range cs {
-		if e.Src == addr || e.Dst == addr {
-			out = append(out, e)
-		}
-	}
-	return out
+	return filter(cs, func(e CTEntry) bool { return e.Src == addr || e.Dst == addr })
 }
 
 // InDirection returns the entries with the given Direction (OUT, IN, SVC).
 func (cs CTEntries) InDirection(dir string) CTEntries {
-	out := CTEntries{}
-	for _, e := range cs {
-		if strings.EqualFold(e.Direction, dir) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return filter(cs, func(e CTEntry) bool { return strings.EqualFold(e.Direction, dir) })
 }
 
 // WithProtocol returns the entries of one protocol (TCP, UDP, ICMP, ...).
 func (cs CTEntries) WithProtocol(proto string) CTEntries {
-	out := CTEntries{}
-	for _, e := range cs {
-		if strings.EqualFold(e.Protocol, proto) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return filter(cs, func(e CTEntry) bool { return strings.EqualFold(e.Protocol, proto) })
 }
 
 // Lines returns every entry's Line, for comparison with cilium-dbg output.

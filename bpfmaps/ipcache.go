@@ -114,13 +114,7 @@ func (es IPCacheEntries) IdentityOf(ip string) int {
 
 // WithIdentity returns the entries with the given identity.
 func (es IPCacheEntries) WithIdentity(id int) IPCacheEntries {
-	out := IPCacheEntries{}
-	for _, e := range es {
-		if int(e.Identity) == id {
-			out = append(out, e)
-		}
-	}
-	return out
+	return filter(es, func(e IPCacheEntry) bool { return int(e.Identity) == id })
 }
 
 func parsePrefix(s string) (netip.Prefix, error) {

@@ -274,24 +274,12 @@ func (fs Frontends) Addresses() []string {
 
 // OfType returns the frontends whose Type is t (ClusterIP, NodePort, ...).
 func (fs Frontends) OfType(t string) Frontends {
-	out := Frontends{}
-	for _, f := range fs {
-		if strings.EqualFold(f.Type, t) {
-			out = append(out, f)
-		}
-	}
-	return out
+	return filter(fs, func(f Frontend) bool { return strings.EqualFold(f.Type, t) })
 }
 
 // WithIP returns the frontends on the given IP (all ports, protocols).
 func (fs Frontends) WithIP(ip string) Frontends {
-	out := Frontends{}
-	for _, f := range fs {
-		if f.IP == ip {
-			out = append(out, f)
-		}
-	}
-	return out
+	return filter(fs, func(f Frontend) bool { return f.IP == ip })
 }
 
 // LBList returns what `cilium-dbg bpf lb list -o json` prints for the IPv4

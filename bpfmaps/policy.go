@@ -56,17 +56,17 @@ type PolicyEntries []PolicyEntry
 
 // Ingress returns the ingress entries.
 func (ps PolicyEntries) Ingress() PolicyEntries {
-	return ps.filter(func(p PolicyEntry) bool { return p.Direction == "Ingress" })
+	return filter(ps, func(p PolicyEntry) bool { return p.Direction == "Ingress" })
 }
 
 // Egress returns the egress entries.
 func (ps PolicyEntries) Egress() PolicyEntries {
-	return ps.filter(func(p PolicyEntry) bool { return p.Direction == "Egress" })
+	return filter(ps, func(p PolicyEntry) bool { return p.Direction == "Egress" })
 }
 
 // ForIdentity returns the entries for one peer identity.
 func (ps PolicyEntries) ForIdentity(id int) PolicyEntries {
-	return ps.filter(func(p PolicyEntry) bool { return int(p.Identity) == id })
+	return filter(ps, func(p PolicyEntry) bool { return int(p.Identity) == id })
 }
 
 // Has reports whether there is an entry with the given direction
@@ -83,14 +83,16 @@ func (ps PolicyEntries) Has(direction string, identity int, portProto string) bo
 
 // Denies returns the deny entries.
 func (ps PolicyEntries) Denies() PolicyEntries {
-	return ps.filter(func(p PolicyEntry) bool { return p.Deny })
+	return filter(ps, func(p PolicyEntry) bool { return p.Deny })
 }
 
-func (ps PolicyEntries) filter(keep func(PolicyEntry) bool) PolicyEntries {
-	out := PolicyEntries{}
-	for _, p := range ps {
-		if keep(p) {
-			out = append(out, p)
+// filter returns the items of s that keep accepts, never nil (results
+// are JSON lists for expressions and reports).
+func filter[S ~[]E, E any](s S, keep func(E) bool) S {
+	out := S{}
+	for _, e := range s {
+		if keep(e) {
+			out = append(out, e)
 		}
 	}
 	return out
