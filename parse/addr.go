@@ -262,3 +262,20 @@ func isProtoName(s string) bool {
 	}
 	return true
 }
+
+// matchEnds returns the items of l one of whose two addresses (as ends
+// returns them: local and remote) matches query ("ip:port", ":port",
+// "ip"); an unusable query matches nothing. Never nil.
+func matchEnds[S ~[]E, E any](l S, query string, ends func(E) (Addr, Addr)) S {
+	out := S{}
+	q, ok := parseQuery(query)
+	if !ok {
+		return out
+	}
+	for _, e := range l {
+		if a, b := ends(e); q.match(a) || q.match(b) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

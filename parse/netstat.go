@@ -29,17 +29,7 @@ type NetstatList []NetstatConn
 // ("::ffff:10.0.0.1", as busybox prints IPv4 peers of IPv6 sockets) match
 // their IPv4 form.
 func (l NetstatList) Match(addr string) NetstatList {
-	out := NetstatList{}
-	q, ok := parseQuery(addr)
-	if !ok {
-		return out
-	}
-	for _, c := range l {
-		if q.match(c.Local) || q.match(c.Foreign) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return matchEnds(l, addr, func(c NetstatConn) (Addr, Addr) { return c.Local, c.Foreign })
 }
 
 // ParseNetstat parses `netstat -tn` style output from net-tools or busybox:

@@ -39,17 +39,7 @@ func (l SocketList) LocalPort(port int) SocketList {
 // Match returns the sockets whose local or peer address matches addr
 // ("ip:port", ":port", "ip"; see Addr.Match).
 func (l SocketList) Match(addr string) SocketList {
-	out := SocketList{}
-	q, ok := parseQuery(addr)
-	if !ok {
-		return out
-	}
-	for _, s := range l {
-		if q.match(s.Local) || q.match(s.Peer) {
-			out = append(out, s)
-		}
-	}
-	return out
+	return matchEnds(l, addr, func(s Socket) (Addr, Addr) { return s.Local, s.Peer })
 }
 
 var ssStates = map[string]bool{
