@@ -338,7 +338,7 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 	}
 	var result any = r.zero(s)
 	if s.Action != nil {
-		res, attempts, err := r.execute(ctx, s, rec)
+		res, attempts, err := r.execute(ctx, s)
 		rec.Attempts = attempts
 		if res != nil {
 			result = res
@@ -379,7 +379,7 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 }
 
 // execute runs the action, repeating it for until and retries.
-func (r *Runner) execute(ctx context.Context, s *StepPlan, rec *StepRecord) (any, int, error) {
+func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	rt := *r.Runtime
@@ -388,13 +388,15 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, rec *StepRecord) (any
 			r.Observer.StepProgress(s, msg)
 		}
 	}
+	// The spec reads only variables and earlier steps, which no attempt
+	// changes: it is rendered once for all retries and polls.
+	spec := s.Action.NewSpec()
+	if err := s.Spec.Decode(r.env, reflect.ValueOf(spec).Elem()); err != nil {
+		return nil, 0, err
+	}
 	attempts := 0
 	runOnce := func() (any, error) {
 		attempts++
-		spec := s.Action.NewSpec()
-		if err := s.Spec.Decode(r.env, reflect.ValueOf(spec).Elem()); err != nil {
-			return nil, err
-		}
 		return s.Action.Run(ctx, &rt, spec)
 	}
 	if s.Until == nil {
@@ -431,10 +433,6 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, rec *StepRecord) (any
 		return res, attempts, err
 	}
 	if s.Action.CanWatch() {
-		spec := s.Action.NewSpec()
-		if err := s.Spec.Decode(r.env, reflect.ValueOf(spec).Elem()); err != nil {
-			return nil, 1, err
-		}
 		var last any
 		res, err := s.Action.Watch(ctx, &rt, spec, func(res any) (bool, error) {
 			last = res
