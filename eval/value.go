@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/playbook"
 	"gopkg.in/yaml.v3"
 )
 
@@ -300,7 +301,7 @@ func check(v *Value, t reflect.Type, errs *diag.List) {
 		return
 	case litKind:
 		if !literalFits(v.lit, t) {
-			errs.Add(v.Pos, "expected %s, found %s", want, describeLit(v))
+			errs.Add(v.Pos, "expected %s, found %s", want, playbook.Describe(v.Node))
 		}
 		return
 	case listKind:
@@ -470,22 +471,6 @@ func describeType(t reflect.Type) string {
 	return t.String()
 }
 
-func describeLit(v *Value) string {
-	switch x := v.lit.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return fmt.Sprintf("the boolean %v", x)
-	case int, float64:
-		return fmt.Sprintf("the number %v", x)
-	case string:
-		if len(x) > 40 {
-			x = x[:37] + "..."
-		}
-		return fmt.Sprintf("the string %q", x)
-	}
-	return fmt.Sprintf("%v", v.lit)
-}
 
 // Eval renders the value with the run-time environment into plain Go
 // values: strings, numbers, booleans, nil, []any and *Map (order kept).
