@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -359,7 +360,7 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 		names := chain.names
 		if len(names) >= 2 && (names[0] == RootSteps || names[0] == RootVars) {
 			ref := names[0] + "." + names[1]
-			if !contains(refs, ref) {
+			if !slices.Contains(refs, ref) {
 				refs = append(refs, ref)
 			}
 		}
@@ -400,7 +401,7 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 			if len(names) < 2 {
 				continue
 			}
-			if !contains(c.envNames, names[1]) {
+			if !slices.Contains(c.envNames, names[1]) {
 				fail(chain.node, "environment variable %q is not declared; add it to the playbook's env list%s", names[1], diag.DidYouMean(names[1], c.envNames))
 			}
 		case RootResult:
@@ -414,15 +415,6 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 		}
 	}
 	return refs, first
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // fieldPath follows names through t by expr field names and reports the

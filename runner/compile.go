@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -237,7 +238,7 @@ func (c *compiler) vars(overrides map[string]override) {
 		names = append(names, v.Name)
 	}
 	for name, o := range overrides {
-		if !contains(names, name) {
+		if !slices.Contains(names, name) {
 			c.errs.Add(o.pos(), "%sthe playbook has no variable %q%s", o.prefix(), name, diag.DidYouMean(name, names))
 		}
 	}
@@ -438,15 +439,6 @@ func (c *compiler) condition(t playbook.Text, ctx eval.Context) *eval.Expr {
 		return nil
 	}
 	return e
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Reads lists the steps and variables a step's expressions read.
