@@ -183,7 +183,7 @@ func adapt(v reflect.Value, t reflect.Type) reflect.Value {
 func (x *Expr) Eval(env *Env) (any, error) {
 	out, err := vm.Run(x.prog, env.root(x.envType).Interface())
 	if err != nil {
-		return nil, fmt.Errorf("%s: expression %s: %v", x.Pos, quoteExpr(x.Src), firstLine(err.Error()))
+		return nil, fmt.Errorf("%s: expression %s: %v", x.Pos, quoteExpr(x.Src), FirstLine(err.Error()))
 	}
 	return out, nil
 }
@@ -201,7 +201,8 @@ func (x *Expr) EvalBool(env *Env) (bool, error) {
 	return b, nil
 }
 
-func firstLine(s string) string {
+// FirstLine is the first line of s, for one-line messages.
+func FirstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }

@@ -407,7 +407,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
 			if err == nil || ctx.Err() != nil || try == s.Retries {
 				break
 			}
-			rt.Progress(fmt.Sprintf("attempt %d failed: %v; retrying", try+1, firstLine(err.Error())))
+			rt.Progress(fmt.Sprintf("attempt %d failed: %v; retrying", try+1, eval.FirstLine(err.Error())))
 			if !sleepCtx(ctx, s.Interval) {
 				break
 			}
@@ -469,7 +469,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
 			rt.Progress(describeLast(s, r.env.WithResult(res)))
 		} else {
 			lastErr = err
-			rt.Progress("not yet: " + firstLine(err.Error()))
+			rt.Progress("not yet: " + eval.FirstLine(err.Error()))
 		}
 		if !sleepCtx(ctx, s.Interval) {
 			if errors.Is(context.Cause(ctx), context.Canceled) {
@@ -487,7 +487,7 @@ func (r *Runner) untilTimeout(s *StepPlan, last any, lastErr error) error {
 		msg += "; last seen: " + describeLast(s, r.env.WithResult(last))
 	}
 	if lastErr != nil {
-		msg += "; last error: " + firstLine(lastErr.Error())
+		msg += "; last error: " + eval.FirstLine(lastErr.Error())
 	}
 	return errors.New(msg)
 }
@@ -506,10 +506,6 @@ func describeLast(s *StepPlan, env *eval.Env) string {
 	return strings.Join(parts, ", ")
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
-}
 
 // sleepCtx waits d or until ctx ends; false when ctx ended.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
