@@ -471,7 +471,6 @@ func describeType(t reflect.Type) string {
 	return t.String()
 }
 
-
 // Eval renders the value with the run-time environment into plain Go
 // values: strings, numbers, booleans, nil, []any and *Map (order kept).
 func (v *Value) Eval(env *Env) (any, error) {

@@ -506,7 +506,6 @@ func describeLast(s *StepPlan, env *eval.Env) string {
 	return strings.Join(parts, ", ")
 }
 
-
 // sleepCtx waits d or until ctx ends; false when ctx ended.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
