@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,14 +29,28 @@ type Printer struct {
 	live    bool // redraw a status line in place
 	verbose bool
 
-	mu       sync.Mutex
-	total    int
-	current  *runner.StepPlan
+	mu     sync.Mutex
+	total  int
+	active []*activeStep // running steps, oldest first (several in parallel branches)
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// activeStep is a running step and what it last reported.
+type activeStep struct {
+	step     *runner.StepPlan
 	started  time.Time
 	lastMsg  string
 	lastShow time.Time
-	stop     chan struct{}
-	done     chan struct{}
+}
+
+func (p *Printer) find(s *runner.StepPlan) *activeStep {
+	for _, a := range p.active {
+		if a.step == s {
+			return a
+		}
+	}
+	return nil
 }
 
 // New returns a printer to w; live enables the redrawn status line.
@@ -74,17 +89,41 @@ func (p *Printer) ticker() {
 			return
 		case <-t.C:
 			p.mu.Lock()
-			if p.current != nil {
+			if len(p.active) > 0 {
 				i++
-				line := fmt.Sprintf("%s %s %s %.1fs", frames[i%len(frames)], p.counter(p.current), p.current.Label(), time.Since(p.started).Seconds())
-				if p.lastMsg != "" {
-					line += "  " + p.lastMsg
-				}
-				fmt.Fprintf(p.w, "\r\x1b[2K%s", clip(line, 160))
+				fmt.Fprintf(p.w, "\r\x1b[2K%s", clip(frames[i%len(frames)]+" "+p.statusLine(), 160))
 			}
 			p.mu.Unlock()
 		}
 	}
+}
+
+// statusLine describes the running steps: the one step with what it last
+// saw, or, while branches of a parallel step run, each of them briefly.
+func (p *Printer) statusLine() string {
+	var shown []*activeStep
+	for _, a := range p.active {
+		if a.step.Parallel != nil && len(p.active) > 1 {
+			continue // its branches' steps say more
+		}
+		shown = append(shown, a)
+	}
+	parts := make([]string, len(shown))
+	for i, a := range shown {
+		parts[i] = fmt.Sprintf("%s %s%s %.1fs", p.counter(a.step), branchPrefix(a.step), a.step.Label(), time.Since(a.started).Seconds())
+		if a.lastMsg != "" && len(shown) <= 2 {
+			parts[i] += "  " + a.lastMsg
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+// branchPrefix names the branch of a step in a parallel step.
+func branchPrefix(s *runner.StepPlan) string {
+	if s.Group == nil {
+		return ""
+	}
+	return s.Branch + ": "
 }
 
 func clip(s string, n int) string {
@@ -107,9 +146,10 @@ func (p *Printer) counter(s *runner.StepPlan) string {
 func (p *Printer) StepStart(s *runner.StepPlan) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.current, p.started, p.lastMsg, p.lastShow = s, time.Now(), "", time.Now()
+	now := time.Now()
+	p.active = append(p.active, &activeStep{step: s, started: now, lastShow: now})
 	if p.verbose && !p.live {
-		fmt.Fprintf(p.w, "%s %s (%s) ...\n", p.counter(s), s.Label(), s.ActionName())
+		fmt.Fprintf(p.w, "%s %s%s (%s) ...\n", p.counter(s), branchPrefix(s), s.Label(), s.ActionName())
 	}
 }
 
@@ -119,10 +159,14 @@ func (p *Printer) StepStart(s *runner.StepPlan) {
 func (p *Printer) StepProgress(s *runner.StepPlan, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.lastMsg = msg
-	if !p.live && time.Since(p.lastShow) >= 2*time.Second {
-		p.lastShow = time.Now()
-		fmt.Fprintf(p.w, "    ... %s: %s (%.0fs)\n", s.ID, msg, time.Since(p.started).Seconds())
+	a := p.find(s)
+	if a == nil {
+		return
+	}
+	a.lastMsg = msg
+	if !p.live && time.Since(a.lastShow) >= 2*time.Second {
+		a.lastShow = time.Now()
+		fmt.Fprintf(p.w, "    ... %s: %s (%.0fs)\n", s.ID, msg, time.Since(a.started).Seconds())
 	}
 }
 
@@ -133,7 +177,9 @@ func (p *Printer) StepEnd(r *runner.StepRecord) {
 	if p.live {
 		fmt.Fprint(p.w, "\r\x1b[2K")
 	}
-	p.current = nil
+	if r.Step != nil {
+		p.active = slices.DeleteFunc(p.active, func(a *activeStep) bool { return a.step == r.Step })
+	}
 	mark := map[runner.Status]string{
 		runner.Passed: "ok  ", runner.Failed: "FAIL", runner.Skipped: "skip",
 		runner.Restored: "kept", runner.Interrupted: "INT ",
@@ -141,6 +187,9 @@ func (p *Printer) StepEnd(r *runner.StepRecord) {
 	label := r.ID
 	if r.Name != "" {
 		label = r.ID + ": " + r.Name
+	}
+	if r.Step != nil {
+		label = branchPrefix(r.Step) + label
 	}
 	counter := "[cleanup]"
 	if r.Step != nil {

@@ -137,6 +137,10 @@ type Context struct {
 	// Want is the kind the value must have (reflect.Bool for conditions),
 	// or reflect.Invalid for any.
 	Want reflect.Kind
+	// Unavailable, when set, says why an earlier step cannot be read here
+	// ("" when it can): a step running at the same time in another branch
+	// of a parallel step has no result yet, however early it is declared.
+	Unavailable func(step string) string
 }
 
 // AllSteps is a Context.Step value for expressions that may see every step.
@@ -381,6 +385,12 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 					fail(chain.node, "step %q has not run yet at this point (it is declared at %s)", names[1], s.pos)
 				}
 				continue
+			}
+			if ctx.Unavailable != nil {
+				if why := ctx.Unavailable(names[1]); why != "" {
+					fail(chain.node, "%s", why)
+					continue
+				}
 			}
 			if msg := fieldPath("steps."+names[1], s.result, names[2:]); msg != "" {
 				fail(chain.node, "%s", msg)

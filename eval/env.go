@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
@@ -12,8 +13,15 @@ import (
 
 // Env is what expressions see while a playbook runs: typed values laid out
 // as the compiler declared them.
+//
+// The branches of a parallel step run at the same time, each setting its
+// own steps' results while the others evaluate expressions. The compiler
+// makes sure no expression reads a step of another branch, so they touch
+// different fields; mu guards the whole-struct copies root makes for
+// expressions compiled against an older layout.
 type Env struct {
 	l      *layout
+	mu     *sync.RWMutex // shared by copies of the Env, like steps
 	vars   reflect.Value // struct
 	steps  reflect.Value // pointer to struct, shared by copies of the Env
 	env    reflect.Value // struct
@@ -26,6 +34,7 @@ func (c *Compiler) NewEnv() *Env {
 	l := c.getLayout()
 	return &Env{
 		l:     l,
+		mu:    &sync.RWMutex{},
 		vars:  reflect.New(l.vars).Elem(),
 		steps: reflect.New(l.steps),
 		env:   reflect.New(l.env).Elem(),
@@ -68,6 +77,8 @@ func (e *Env) SetStep(id string, v any) error {
 	if !ok {
 		return fmt.Errorf("unknown step %s", id)
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	f := e.steps.Elem().Field(i)
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {
@@ -84,6 +95,8 @@ func (e *Env) SetStep(id string, v any) error {
 // Step returns a step's stored result.
 func (e *Env) Step(id string) any {
 	if i, ok := e.l.stepField[id]; ok {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
 		return e.steps.Elem().Field(i).Interface()
 	}
 	return nil
@@ -149,7 +162,9 @@ func (e *Env) root(et reflect.Type) reflect.Value {
 		r.Field(1).Set(e.steps)
 	} else {
 		p := reflect.New(steps.Elem())
+		e.mu.RLock()
 		p.Elem().Set(adapt(e.steps.Elem(), steps.Elem()))
+		e.mu.RUnlock()
 		r.Field(1).Set(p)
 	}
 	r.Field(2).Set(adapt(e.env, et.Field(2).Type))

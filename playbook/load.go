@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -183,9 +184,10 @@ func Describe(n *yaml.Node) string { return describe(n) }
 // decoder walks YAML nodes into the structs of this package, collecting
 // errors instead of stopping at the first one.
 type decoder struct {
-	file    string
-	actions []string
-	errs    diag.List
+	file     string
+	actions  []string
+	errs     diag.List
+	inBranch bool // decoding the steps of a parallel step's branch
 }
 
 func (d *decoder) pos(n *yaml.Node) diag.Pos {
@@ -494,6 +496,11 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			d.decodeValue(val, v.Field(f.index))
 			continue
 		}
+		if k.Value == ParallelKey {
+			s.ParallelPos = d.pos(k)
+			s.Parallel = d.branches(k, val, s)
+			continue
+		}
 		if isAction[k.Value] {
 			if s.Action != "" {
 				d.errorf(k, "step has two actions, %s and %s; a step does exactly one thing", s.Action, k.Value)
@@ -502,19 +509,85 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			s.Action, s.ActionPos, s.Spec = k.Value, d.pos(k), val
 			continue
 		}
-		all := append(append([]string{}, keys...), d.actions...)
+		all := append(append([]string{ParallelKey}, keys...), d.actions...)
 		unknown = true
-		d.errorf(k, "unknown step key %q%s; expected an action (%s) or one of: %s", k.Value, diag.DidYouMean(k.Value, all), strings.Join(d.actions, ", "), strings.Join(keys, ", "))
+		d.errorf(k, "unknown step key %q%s; expected an action (%s), parallel, or one of: %s", k.Value, diag.DidYouMean(k.Value, all), strings.Join(d.actions, ", "), strings.Join(keys, ", "))
 	}
 	if !seen["id"] {
 		d.errorf(n, "step has no id; add id: <name> so later steps can refer to it")
 	} else if s.ID.Node != nil && !idPattern.MatchString(s.ID.Value) {
 		d.errorf(s.ID.Node, "step id %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say steps.%s", s.ID.Value, strings.ReplaceAll(s.ID.Value, "-", "_"))
 	}
+	if seen[ParallelKey] {
+		d.checkParallelStep(n, s, seen)
+		return s
+	}
 	if s.Action == "" && len(s.Assert) == 0 && !seen["assert"] && !unknown {
-		d.errorf(n, "step %q has no action; expected one of: %s (or only assert)", s.ID.Value, strings.Join(d.actions, ", "))
+		d.errorf(n, "step %q has no action; expected one of: %s (or only assert, or parallel)", s.ID.Value, strings.Join(d.actions, ", "))
 	}
 	return s
+}
+
+// ParallelKey is the step key that holds branches instead of an action.
+const ParallelKey = "parallel"
+
+// parallelKeys are the keys a parallel step may have besides parallel:
+// it only groups steps, so polling, retries and assertions belong on the
+// steps in its branches.
+var parallelKeys = []string{"id", "name", "when"}
+
+// checkParallelStep reports what a parallel step cannot have.
+func (d *decoder) checkParallelStep(n *yaml.Node, s *Step, seen map[string]bool) {
+	if s.Action != "" {
+		d.errs.Add(s.ActionPos, "step has both parallel and %s; a parallel step only groups steps, put %s in one of its branches", s.Action, s.Action)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i].Value
+		if k == ParallelKey || k == s.Action || slices.Contains(parallelKeys, k) || !slices.Contains(Keys(stepType), k) {
+			continue
+		}
+		d.errorf(n.Content[i], "a parallel step takes only id, name and when besides parallel; put %s on the steps in its branches", k)
+	}
+}
+
+// branches decodes the value of parallel: a mapping of branch name to a
+// list of steps, at least two branches, no parallel step inside.
+func (d *decoder) branches(k, n *yaml.Node, group *Step) []*Branch {
+	if d.inBranch {
+		d.errorf(k, "parallel steps cannot be nested; put the steps of this group as branches of the outer parallel step")
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "parallel is a mapping of branch name to a list of steps, found %s", describe(n))
+		return nil
+	}
+	if len(n.Content) < 4 {
+		d.errorf(n, "parallel needs at least two branches; a single list of steps needs no parallel")
+	}
+	seen := map[string]bool{}
+	var out []*Branch
+	d.inBranch = true
+	defer func() { d.inBranch = false }()
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		bk, bv := n.Content[i], n.Content[i+1]
+		if !d.checkKey(bk, seen) {
+			continue
+		}
+		if !idPattern.MatchString(bk.Value) {
+			d.errorf(bk, "branch name %q must be an identifier (letters, digits, _; not starting with a digit)", bk.Value)
+			continue
+		}
+		if bv.Kind == yaml.SequenceNode && len(bv.Content) == 0 {
+			d.errorf(bv, "branch %s has no steps", bk.Value)
+			continue
+		}
+		b := &Branch{Name: bk.Value, Pos: d.pos(bk), Steps: d.steps(bv)}
+		for _, s := range b.Steps {
+			s.Group, s.Branch = group, b.Name
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // checkPlaybook runs the cross-field checks of the whole document.
@@ -528,6 +601,9 @@ func (d *decoder) checkPlaybook(pb *Playbook) {
 	}
 	for _, s := range pb.Finally {
 		s.Cleanup = true
+		if s.Parallel != nil {
+			d.errs.Add(s.ParallelPos, "finally steps run one after another; parallel is for steps")
+		}
 	}
 	ids := map[string]diag.Pos{}
 	for _, s := range pb.AllSteps() {

@@ -76,6 +76,23 @@ type Step struct {
 	Spec      *yaml.Node `yaml:"-"`
 	Pos       diag.Pos   `yaml:"-"`
 	Cleanup   bool       `yaml:"-"` // declared under finally
+
+	// Parallel holds the branches of a parallel step (the key parallel
+	// instead of an action): each branch runs its steps in order, all
+	// branches at the same time. ParallelPos is where the key is.
+	Parallel    []*Branch `yaml:"-"`
+	ParallelPos diag.Pos  `yaml:"-"`
+	// Group is the parallel step this step is a branch step of (nil at
+	// the top level), and Branch the name of its branch.
+	Group  *Step  `yaml:"-"`
+	Branch string `yaml:"-"`
+}
+
+// Branch is one named list of steps of a parallel step.
+type Branch struct {
+	Name  string
+	Pos   diag.Pos
+	Steps []*Step
 }
 
 // Assertion is a condition checked after a step ran. In YAML it is either a
@@ -88,9 +105,20 @@ type Assertion struct {
 }
 
 // AllSteps returns the steps then the finally steps, the order in which
-// ids are declared.
+// ids are declared: a parallel step comes first, then its branches' steps,
+// branch after branch.
 func (p *Playbook) AllSteps() []*Step {
-	out := make([]*Step, 0, len(p.Steps)+len(p.Finally))
-	out = append(out, p.Steps...)
-	return append(out, p.Finally...)
+	var out []*Step
+	var add func(steps []*Step)
+	add = func(steps []*Step) {
+		for _, s := range steps {
+			out = append(out, s)
+			for _, b := range s.Parallel {
+				add(b.Steps)
+			}
+		}
+	}
+	add(p.Steps)
+	add(p.Finally)
+	return out
 }

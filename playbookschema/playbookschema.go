@@ -150,6 +150,14 @@ func stepSchema() *obj {
 		oneOf = append(oneOf, newObj("required", []string{a.Name}))
 	}
 	oneOf = append(oneOf, newObj("required", []string{"assert"}))
+	props.set(playbook.ParallelKey, newObj(
+		"type", "object",
+		"description", "Branches that run at the same time, each a list of steps run in order: branch name to steps. A step in one branch cannot read the steps of another; steps after this one read them all. Takes the place of an action; besides it a parallel step has only id, name and when.",
+		"minProperties", 2,
+		"propertyNames", newObj("pattern", idPattern),
+		"additionalProperties", newObj("type", "array", "minItems", 1, "items", newObj("$ref", "#/$defs/step")),
+	))
+	oneOf = append(oneOf, newObj("required", []string{playbook.ParallelKey}))
 	return newObj(
 		"type", "object",
 		"description", "One action (one of the action keys) plus control fields; a step with only assert checks conditions.",

@@ -62,6 +62,12 @@ type StepPlan struct {
 	Hint     string
 	Mutates  bool
 	Cleanup  bool
+	// Parallel holds a parallel step's branches; nil for other steps.
+	Parallel []*BranchPlan
+	// Group is the parallel step this step runs in (nil at the top
+	// level), and Branch the name of its branch.
+	Group  *StepPlan
+	Branch string
 	// Result is the type of the step's result (a struct): the action's,
 	// or derived from the spec for compute.
 	Result reflect.Type
@@ -74,9 +80,19 @@ type AssertPlan struct {
 	Hint    string
 }
 
-// ActionName is the step's action, "assert" for an assert-only step.
+// BranchPlan is one branch of a parallel step: steps run in order.
+type BranchPlan struct {
+	Name  string
+	Steps []*StepPlan
+}
+
+// ActionName is the step's action, "assert" for an assert-only step and
+// "parallel" for a parallel step.
 func (s *StepPlan) ActionName() string {
-	if s.Action == nil {
+	switch {
+	case s.Parallel != nil:
+		return playbook.ParallelKey
+	case s.Action == nil:
 		return "assert"
 	}
 	return s.Action.Name
@@ -131,6 +147,7 @@ func Compile(pb *playbook.Playbook, opts Options) (*Plan, error) {
 	for i, s := range pb.AllSteps() {
 		c.step(i, s)
 	}
+	c.linkBranches()
 	if len(c.errs) > 0 {
 		return nil, c.errs.Sort()
 	}
@@ -143,6 +160,11 @@ type compiler struct {
 	ec   *eval.Compiler
 	plan *Plan
 	errs diag.List
+	// byID finds a step's declaration, to tell which steps run at the
+	// same time as the one being compiled.
+	byID map[string]*playbook.Step
+	// planOf maps declarations to their plans, to link branches.
+	planOf map[*playbook.Step]*StepPlan
 }
 
 // override is a value for a variable from outside the playbook.
@@ -336,7 +358,10 @@ func (c *compiler) outputDir() {
 // declareSteps records every step's id and result type first, so that a
 // reference to a later step gets "has not run yet" rather than "unknown".
 func (c *compiler) declareSteps() {
+	c.byID = map[string]*playbook.Step{}
+	c.planOf = map[*playbook.Step]*StepPlan{}
 	for _, s := range c.pb.AllSteps() {
+		c.byID[s.ID.Value] = s
 		var result reflect.Type
 		if info, ok := actions.Lookup(s.Action); ok {
 			result = info.Result
@@ -359,8 +384,15 @@ func (c *compiler) step(index int, s *playbook.Step) {
 		Interval: DefaultInterval,
 		Timeout:  DefaultTimeout,
 	}
-	ctx := eval.Context{Step: index}
+	c.planOf[s] = sp
+	if s.Group != nil {
+		sp.Branch = s.Branch
+	}
+	ctx := c.context(index, s, nil, reflect.Invalid)
 	var result reflect.Type
+	if s.Parallel != nil {
+		sp.Parallel = []*BranchPlan{}
+	}
 	if s.Action != "" {
 		info, _ := actions.Lookup(s.Action)
 		sp.Action = info
@@ -384,7 +416,7 @@ func (c *compiler) step(index int, s *playbook.Step) {
 		sp.Result = reflect.TypeOf(struct{}{})
 	}
 	if s.When.IsSet() {
-		sp.When = c.condition(s.When, eval.Context{Step: index, Want: reflect.Bool})
+		sp.When = c.condition(s.When, c.context(index, s, nil, reflect.Bool))
 	}
 	if sp.Action != nil && sp.Action.NeedsUntil && !s.Until.IsSet() {
 		c.errs.Add(s.ActionPos, "%s needs until: the condition to wait for (e.g. until: result.ready == 2)", s.Action)
@@ -395,7 +427,7 @@ func (c *compiler) step(index int, s *playbook.Step) {
 		} else if sp.Mutates {
 			c.errs.Add(s.Until.Pos, "until repeats the step, but %s changes the system; poll with a read-only step (get, exec, run) after it", s.Action)
 		}
-		sp.Until = c.condition(s.Until, eval.Context{Step: index, Result: result, Want: reflect.Bool})
+		sp.Until = c.condition(s.Until, c.context(index, s, result, reflect.Bool))
 		sp.Timeout = DefaultUntilTimeout
 	}
 	if s.Timeout.Set {
@@ -408,12 +440,66 @@ func (c *compiler) step(index int, s *playbook.Step) {
 		if !a.That.IsSet() {
 			continue
 		}
-		e := c.condition(a.That, eval.Context{Step: index, Result: result, Want: reflect.Bool})
+		e := c.condition(a.That, c.context(index, s, result, reflect.Bool))
 		if e != nil {
 			sp.Asserts = append(sp.Asserts, &AssertPlan{That: e, Message: a.Message.Value, Hint: a.Hint.Value})
 		}
 	}
 	c.plan.Steps = append(c.plan.Steps, sp)
+}
+
+// context is where an expression of step s (declared at index) stands.
+func (c *compiler) context(index int, s *playbook.Step, result reflect.Type, want reflect.Kind) eval.Context {
+	return eval.Context{Step: index, Result: result, Want: want, Unavailable: func(id string) string {
+		return c.unavailable(s, id)
+	}}
+}
+
+// unavailable says why step s cannot read step id although id is declared
+// before it: id is a parallel step (which has no result of its own), or id
+// runs in another branch of the parallel step s runs in.
+func (c *compiler) unavailable(s *playbook.Step, id string) string {
+	t := c.byID[id]
+	switch {
+	case t == nil:
+		return ""
+	case t.Parallel != nil:
+		return fmt.Sprintf("steps.%s is a parallel step and has no result of its own; read the steps in its branches", id)
+	case t.Group != nil && t.Group == s.Group && t.Branch != s.Branch:
+		return fmt.Sprintf("step %q runs in branch %s of parallel step %s, at the same time as this step (branch %s); read it in a step after %s", id, t.Branch, t.Group.ID.Value, s.Branch, t.Group.ID.Value)
+	}
+	return ""
+}
+
+// linkBranches fills each parallel step's branches with their plans, and
+// refuses two branches writing the same file: its content would depend on
+// which branch finished last.
+func (c *compiler) linkBranches() {
+	for _, s := range c.pb.AllSteps() {
+		g := c.planOf[s]
+		if g == nil || s.Parallel == nil {
+			continue
+		}
+		writers := map[string]string{} // path -> branch
+		for _, b := range s.Parallel {
+			bp := &BranchPlan{Name: b.Name}
+			for _, bs := range b.Steps {
+				sp := c.planOf[bs]
+				if sp == nil {
+					continue
+				}
+				sp.Group = g
+				bp.Steps = append(bp.Steps, sp)
+				if w := sp.Writes(); w != "" {
+					if other, ok := writers[w]; ok && other != b.Name {
+						c.errs.Add(sp.Pos, "branches %s and %s of parallel step %s both write %s; the file would hold whichever finished last", other, b.Name, s.ID.Value, w)
+					}
+					writers[w] = b.Name
+				}
+			}
+			g.Parallel = append(g.Parallel, bp)
+		}
+	}
 }
 
 // condition compiles a bare expression; ${{ }} around it is accepted too,
@@ -472,7 +558,7 @@ func (s *StepPlan) Reads() []string {
 // Writes describes the file a write step produces, as written in the
 // playbook (it may hold expressions).
 func (s *StepPlan) Writes() string {
-	if s.Action == nil || s.Action.Name != "write" {
+	if s.Action == nil || s.Action.Name != "write" || s.Spec == nil {
 		return ""
 	}
 	p := s.Spec.Lookup("path")

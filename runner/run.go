@@ -102,6 +102,9 @@ type Runner struct {
 	KeepGoing bool
 	// CleanupTimeout bounds the finally steps after an interrupt.
 	CleanupTimeout time.Duration
+	// Sequential runs the branches of parallel steps one after another,
+	// in the order written, instead of at the same time.
+	Sequential bool
 
 	env     *eval.Env
 	journal *Journal
@@ -130,31 +133,36 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	interrupted := false
 	failed := false
 	for _, s := range p.Steps {
-		if s.Cleanup {
+		if s.Cleanup || s.Group != nil {
+			// branch steps run with their parallel step
 			continue
 		}
-		var rec *StepRecord
+		var recs []*StepRecord
 		switch {
 		case restored[s.ID] != nil:
-			rec = restored[s.ID]
-			r.env.SetStep(s.ID, rec.Result)
-			r.notifyEnd(rec)
-		case interrupted || (failed && !r.KeepGoing):
-			r.env.SetStep(s.ID, r.zero(s))
-			rec = &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Status: Skipped, Reason: "an earlier step failed", Step: s, Started: time.Now(), Cleanup: s.Cleanup}
-			if interrupted {
-				rec.Reason = "interrupted"
+			for _, m := range withMembers(s) {
+				rec := restored[m.ID]
+				r.env.SetStep(m.ID, rec.Result)
+				r.notifyEnd(rec)
+				recs = append(recs, rec)
 			}
-			r.notifyEnd(rec)
+		case interrupted:
+			recs = r.skipAll(withMembers(s), "interrupted")
+		case failed && !r.KeepGoing:
+			recs = r.skipAll(withMembers(s), "an earlier step failed")
+		case s.Parallel != nil:
+			recs = r.runGroup(ctx, s)
 		default:
-			rec = r.runStep(ctx, s)
+			recs = []*StepRecord{r.runStep(ctx, s)}
 		}
-		out.Steps = append(out.Steps, rec)
-		switch rec.Status {
-		case Failed:
-			failed = true
-		case Interrupted:
-			interrupted = true
+		for _, rec := range recs {
+			out.Steps = append(out.Steps, rec)
+			switch rec.Status {
+			case Failed:
+				failed = true
+			case Interrupted:
+				interrupted = true
+			}
 		}
 	}
 	// Cleanup runs whatever happened, with a context of its own: Ctrl-C
@@ -264,11 +272,14 @@ func (r *Runner) restore() (map[string]*StepRecord, error) {
 	if target == nil {
 		var ids []string
 		for _, s := range r.Plan.Steps {
-			if !s.Cleanup {
+			if !s.Cleanup && s.Group == nil {
 				ids = append(ids, s.ID)
 			}
 		}
 		return nil, fmt.Errorf("--from %s: no such step; steps are: %s", r.From, strings.Join(ids, ", "))
+	}
+	if target.Group != nil {
+		return nil, fmt.Errorf("--from %s: the step runs in branch %s of parallel step %s; resume from %s", r.From, target.Branch, target.Group.ID, target.Group.ID)
 	}
 	if r.journal == nil {
 		return nil, fmt.Errorf("--from needs the journal kept in the output directory, and this playbook has no outputDir")
@@ -296,6 +307,19 @@ func (r *Runner) restore() (map[string]*StepRecord, error) {
 // zero is the result later steps see for a step that did not run.
 func (r *Runner) zero(s *StepPlan) any {
 	return reflect.New(s.Result).Interface()
+}
+
+// skipAll records steps that do not run, giving later steps their zero
+// results.
+func (r *Runner) skipAll(steps []*StepPlan, reason string) []*StepRecord {
+	var out []*StepRecord
+	for _, s := range steps {
+		r.env.SetStep(s.ID, r.zero(s))
+		rec := &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Status: Skipped, Reason: reason, Step: s, Started: time.Now(), Cleanup: s.Cleanup}
+		r.notifyEnd(rec)
+		out = append(out, rec)
+	}
+	return out
 }
 
 func (r *Runner) notifyEnd(rec *StepRecord) {
@@ -352,7 +376,11 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 		if err != nil {
 			rec.Error = err.Error()
 			rec.Status = Failed
-			if ctx.Err() != nil {
+			var stop *branchStopped
+			switch {
+			case errors.As(context.Cause(ctx), &stop):
+				rec.Status, rec.Error, rec.Reason = Skipped, "", stop.Error()
+			case ctx.Err() != nil:
 				rec.Status = Interrupted
 				rec.Error = "interrupted"
 			}

@@ -144,6 +144,7 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	dryRun := fs.Bool("dry-run", false, "validate and print the plan; run nothing")
 	verbose := fs.BoolP("verbose", "v", false, "print each step as it starts")
 	noProgress := fs.Bool("no-progress", false, "plain lines even on a terminal")
+	sequential := fs.Bool("sequential", false, "run the branches of parallel steps one after another, in the order written")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
 	kubeContext := fs.String("context", "", "kubeconfig context to use (default: its current context)")
 	if err := fs.Parse(args); err != nil {
@@ -202,7 +203,8 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		From:     *from,
 		// Grading goes on after a wrong file, so the learner sees every
 		// problem at once.
-		KeepGoing: mode == actions.Check,
+		KeepGoing:  mode == actions.Check,
+		Sequential: *sequential,
 	}
 	out, err := r.Run(ctx)
 	if err != nil {
@@ -271,7 +273,11 @@ func printPlan(w io.Writer, p *runner.Plan) {
 		if s.Cleanup {
 			prefix = "fin"
 		}
-		line := fmt.Sprintf("  %s %s%-22s %-8s", prefix, flag, s.ID, s.ActionName())
+		name := s.ID
+		if s.Group != nil {
+			name = "  " + s.Branch + ": " + s.ID
+		}
+		line := fmt.Sprintf("  %s %s%-22s %-8s", prefix, flag, name, s.ActionName())
 		if s.Until != nil {
 			line += " until " + s.Until.Src
 		}

@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// branchStopped is why the steps still running in the other branches of a
+// parallel step are stopped: one branch failed, and the run ends after
+// the parallel step anyway.
+type branchStopped struct {
+	step, branch string
+}
+
+func (b *branchStopped) Error() string {
+	return fmt.Sprintf("stopped: step %s in branch %s failed", b.step, b.branch)
+}
+
+// withMembers is s followed, for a parallel step, by its branches' steps
+// in plan order (as reports and the journal list them).
+func withMembers(s *StepPlan) []*StepPlan {
+	out := []*StepPlan{s}
+	for _, b := range s.Parallel {
+		out = append(out, b.Steps...)
+	}
+	return out
+}
+
+// runGroup runs a parallel step: each branch's steps in order, all branches
+// at the same time (one after another with Sequential). A failed step
+// skips the rest of its branch and, unless KeepGoing, stops the other
+// branches: the run would end after this step anyway, and a wait in
+// another branch could otherwise hold the failure back for minutes. The
+// records come back in plan order: the parallel step's own first.
+func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
+	members := withMembers(g)[1:]
+	rec := &StepRecord{ID: g.ID, Name: g.Name, Action: g.ActionName(), Started: time.Now(), Step: g}
+	r.env.SetStep(g.ID, r.zero(g))
+	finish := func(members []*StepRecord) []*StepRecord {
+		rec.Seconds = time.Since(rec.Started).Seconds()
+		if rec.Status == Passed && r.journal != nil {
+			if err := r.journal.Append(rec); err != nil && r.Runtime.Progress != nil {
+				r.Runtime.Progress("warning: cannot write journal: " + err.Error())
+			}
+		}
+		r.notifyEnd(rec)
+		return append([]*StepRecord{rec}, members...)
+	}
+	if g.When != nil {
+		ok, err := g.When.EvalBool(r.env)
+		if err != nil {
+			rec.Status, rec.Error = Failed, err.Error()
+			return finish(r.skipAll(members, "its parallel step failed"))
+		}
+		if !ok {
+			rec.Status, rec.Reason = Skipped, "when is false: "+g.When.Src
+			return finish(r.skipAll(members, "parallel step "+g.ID+" is skipped"))
+		}
+	}
+	if r.Observer != nil {
+		r.Observer.StepStart(g)
+	}
+	gctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var mu sync.Mutex
+	done := map[*StepPlan]*StepRecord{}
+	runBranch := func(b *BranchPlan) {
+		failed := false
+		for _, s := range b.Steps {
+			var sr *StepRecord
+			switch {
+			case ctx.Err() != nil:
+				sr = r.skipAll([]*StepPlan{s}, "interrupted")[0]
+			case failed:
+				sr = r.skipAll([]*StepPlan{s}, "an earlier step failed")[0]
+			case gctx.Err() != nil:
+				sr = r.skipAll([]*StepPlan{s}, context.Cause(gctx).Error())[0]
+			default:
+				sr = r.runStep(gctx, s)
+			}
+			mu.Lock()
+			done[s] = sr
+			mu.Unlock()
+			if sr.Status == Failed {
+				failed = true
+				if !r.KeepGoing {
+					stop(&branchStopped{step: s.ID, branch: b.Name})
+				}
+			}
+		}
+	}
+	if r.Sequential {
+		for _, b := range g.Parallel {
+			runBranch(b)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for _, b := range g.Parallel {
+			wg.Go(func() { runBranch(b) })
+		}
+		wg.Wait()
+	}
+	rec.Status = Passed
+	var recs []*StepRecord
+	for _, s := range members {
+		sr := done[s]
+		recs = append(recs, sr)
+		switch {
+		case sr.Status == Interrupted || ctx.Err() != nil:
+			rec.Status = Interrupted
+		case sr.Status == Failed && rec.Status != Interrupted:
+			rec.Status = Failed
+		}
+	}
+	return finish(recs)
+}
