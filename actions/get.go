@@ -2,9 +2,8 @@ package actions
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strings"
+
+	"github.com/labrun/labrun/k8sobj"
 )
 
 // GetSpec reads Kubernetes objects. With until on the step, it watches
@@ -65,10 +64,11 @@ func watchObjects(ctx context.Context, rt *Runtime, spec *GetSpec, cond Conditio
 		return cond(last)
 	}, nil)
 	if err != nil {
+		// the cluster's wait error already says the last state it saw
 		if last == nil {
 			last = newGetResult(nil)
 		}
-		return last, fmt.Errorf("%v (objects: %s)", err, summarize(last.Items))
+		return last, err
 	}
 	return newGetResult(items), nil
 }
@@ -82,89 +82,9 @@ func newGetResult(items []map[string]any) *GetResult {
 		r.Object = items[0]
 	}
 	for _, o := range items {
-		if IsReady(o) {
+		if k8sobj.Ready(o) {
 			r.Ready++
 		}
 	}
 	return r
-}
-
-// IsReady reports readiness the way kubectl's wait and rollout status do:
-// a pod's Ready condition; a Deployment, StatefulSet or DaemonSet whose
-// current generation is observed with every replica updated and ready.
-func IsReady(o map[string]any) bool {
-	kind, _ := o["kind"].(string)
-	status, _ := o["status"].(map[string]any)
-	meta, _ := o["metadata"].(map[string]any)
-	switch kind {
-	case "Pod":
-		if _, deleting := meta["deletionTimestamp"]; deleting {
-			return false
-		}
-		conds, _ := status["conditions"].([]any)
-		for _, c := range conds {
-			cm, _ := c.(map[string]any)
-			if cm["type"] == "Ready" {
-				return cm["status"] == "True"
-			}
-		}
-	case "Deployment", "StatefulSet", "ReplicaSet":
-		spec, _ := o["spec"].(map[string]any)
-		want := num(spec["replicas"], 1)
-		if num(status["observedGeneration"], 0) < num(meta["generation"], 0) {
-			return false
-		}
-		updated := num(status["updatedReplicas"], 0)
-		if kind == "ReplicaSet" {
-			updated = num(status["replicas"], 0)
-		}
-		return updated == want && num(status["readyReplicas"], 0) == want && num(status["replicas"], 0) == want
-	case "DaemonSet":
-		if num(status["observedGeneration"], 0) < num(meta["generation"], 0) {
-			return false
-		}
-		want := num(status["desiredNumberScheduled"], 0)
-		return want > 0 && num(status["updatedNumberScheduled"], 0) == want && num(status["numberReady"], 0) == want
-	}
-	return false
-}
-
-func num(v any, def int64) int64 {
-	switch n := v.(type) {
-	case int64:
-		return n
-	case int:
-		return int64(n)
-	case float64:
-		return int64(n)
-	}
-	return def
-}
-
-// summarize renders objects for progress lines and timeout messages:
-// names with phase and readiness, e.g. "web-1 Running ready, web-2 Pending".
-func summarize(objs []map[string]any) string {
-	if len(objs) == 0 {
-		return "none found"
-	}
-	var parts []string
-	for _, o := range objs {
-		meta, _ := o["metadata"].(map[string]any)
-		name, _ := meta["name"].(string)
-		s := name
-		if status, ok := o["status"].(map[string]any); ok {
-			if phase, ok := status["phase"].(string); ok {
-				s += " " + phase
-			}
-		}
-		if IsReady(o) {
-			s += " ready"
-		}
-		parts = append(parts, s)
-	}
-	sort.Strings(parts)
-	if len(parts) > 6 {
-		parts = append(parts[:6], fmt.Sprintf("and %d more", len(parts)-6))
-	}
-	return fmt.Sprintf("%d: %s", len(objs), strings.Join(parts, ", "))
 }

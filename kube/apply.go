@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/labrun/labrun/k8sobj"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -220,12 +221,12 @@ func (c *Client) waitCRDEstablished(ctx context.Context, crd *unstructured.Unstr
 // crdEstablished reads the CRD's conditions. NamesAccepted=False is final
 // (e.g. the plural name is taken), so it is an error rather than a wait.
 func crdEstablished(obj map[string]any) (bool, error) {
-	for _, cond := range conditions(obj) {
+	for _, cond := range k8sobj.Conditions(obj) {
 		if cond.Type == "NamesAccepted" && cond.Status == "False" {
 			return false, fmt.Errorf("CustomResourceDefinition names not accepted: %s: %s", cond.Reason, cond.Message)
 		}
 	}
-	return conditionTrue(obj, "Established"), nil
+	return k8sobj.ConditionTrue(obj, "Established"), nil
 }
 
 func (c *Client) rememberCRD(obj map[string]any) {

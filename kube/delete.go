@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/labrun/labrun/k8sobj"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -100,7 +101,7 @@ func (c *Client) DeleteSelected(ctx context.Context, sel ListOptions, opts Delet
 	opts.IgnoreNotFound = true // an object that went away meanwhile is fine
 	var out []DeleteResult
 	for _, o := range objs {
-		ref := ObjectRef{APIVersion: str(o, "apiVersion"), Kind: str(o, "kind"), Namespace: str(o, "metadata", "namespace"), Name: str(o, "metadata", "name")}
+		ref := ObjectRef{APIVersion: k8sobj.String(o, "apiVersion"), Kind: k8sobj.String(o, "kind"), Namespace: k8sobj.String(o, "metadata", "namespace"), Name: k8sobj.String(o, "metadata", "name")}
 		r, err := c.Delete(ctx, ref, opts)
 		if err != nil {
 			return out, err

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/k8sobj"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -327,7 +328,7 @@ func TestE2EWaitStartsBeforeObjectExists(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		_, err := c.Wait(ctxT(t, 30*time.Second), ListOptions{Kind: "ConfigMap", Namespace: ns, Name: "late"}, func(objs []map[string]any) (bool, error) {
-			return len(objs) == 1 && str(objs[0], "data", "ready") == "yes", nil
+			return len(objs) == 1 && k8sobj.String(objs[0], "data", "ready") == "yes", nil
 		}, nil)
 		done <- result{time.Now(), err}
 	}()
@@ -368,7 +369,7 @@ func TestE2EWaitLatency(t *testing.T) {
 					first = false
 					close(ready)
 				}
-				return len(objs) == 1 && str(objs[0], "data", "n") == want, nil
+				return len(objs) == 1 && k8sobj.String(objs[0], "data", "n") == want, nil
 			}, nil)
 			if err != nil {
 				t.Error(err)
@@ -466,7 +467,7 @@ spec: {size: 3}
 	if len(res) != 2 || res[0].Action != ActionCreated || res[1].Action != ActionCreated {
 		t.Fatalf("results %+v", res)
 	}
-	if !conditionTrue(res[0].Object, "Established") {
+	if !k8sobj.ConditionTrue(res[0].Object, "Established") {
 		t.Errorf("CRD result is not Established: %v", res[0].Object["status"])
 	}
 	if err := <-waited; err != nil {
@@ -476,7 +477,7 @@ spec: {size: 3}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if num(w, "spec", "size") != 3 {
+	if k8sobj.Int(w, "spec", "size") != 3 {
 		t.Errorf("widget %v", w)
 	}
 	// By plural and short name through discovery too.
@@ -782,8 +783,8 @@ func TestE2ECiliumAgentExec(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the testbed runs Cilium as ds/cilium in kube-system: %v", err)
 	}
-	if ok, err := RolloutComplete(ds); !ok || err != nil {
-		t.Fatalf("ds/cilium is not rolled out (%v): %s", err, SummarizeObject(ds))
+	if ok, err := k8sobj.RolloutComplete(ds); !ok || err != nil {
+		t.Fatalf("ds/cilium is not rolled out (%v): %s", err, k8sobj.SummarizeObject(ds))
 	}
 	any, err := c.ResolvePod(ctxT(t, 10*time.Second), PodQuery{Namespace: "kube-system", Target: "ds/cilium"})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/labrun/labrun/k8sobj"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -43,7 +44,7 @@ func (c *Client) Scale(ctx context.Context, ref ObjectRef, replicas int64) (Scal
 		Kind:        t.kind(),
 		Namespace:   t.namespace,
 		Name:        ref.Name,
-		OldReplicas: num(cur.Object, "spec", "replicas"),
-		NewReplicas: num(out.Object, "spec", "replicas"),
+		OldReplicas: k8sobj.Int(cur.Object, "spec", "replicas"),
+		NewReplicas: k8sobj.Int(out.Object, "spec", "replicas"),
 	}, nil
 }

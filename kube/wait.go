@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/k8sobj"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,7 +43,7 @@ func (e *WaitError) Error() string {
 	if errors.Is(e.err, context.Canceled) {
 		verb = "canceled"
 	}
-	fmt.Fprintf(&b, "%s after %s waiting for %s; last state: %s", verb, e.Elapsed.Round(100*time.Millisecond), e.What, SummarizeObjects(e.Objects))
+	fmt.Fprintf(&b, "%s after %s waiting for %s; last state: %s", verb, e.Elapsed.Round(100*time.Millisecond), e.What, k8sobj.Summarize(e.Objects))
 	if e.LastError != "" {
 		b.WriteString("; last error: ")
 		b.WriteString(e.LastError)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/k8sobj"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -86,7 +87,7 @@ func TestWaitForObjectThatDoesNotExistYet(t *testing.T) {
 	if lag := time.Since(changed); lag > 100*time.Millisecond {
 		t.Errorf("Wait returned %s after the change; it must react to the event, not poll", lag)
 	}
-	if len(got) != 1 || !PodReady(got[0]) {
+	if len(got) != 1 || !k8sobj.PodReady(got[0]) {
 		t.Errorf("final state %v", got)
 	}
 	if states.Load() < 3 { // empty list, created, updated

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labrun/labrun/k8sobj"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -105,7 +106,7 @@ func allReady(objs []map[string]any, n int) bool {
 		return false
 	}
 	for _, o := range objs {
-		if !kube.PodReady(o) {
+		if !k8sobj.PodReady(o) {
 			return false
 		}
 	}
