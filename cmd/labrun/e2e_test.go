@@ -226,7 +226,7 @@ func TestHolderReconnectRemakesCT(t *testing.T) {
 	if _, err := c.Delete(ctx, kube.ObjectRef{Kind: "Pod", Namespace: "cca-dp", Name: before["backend_pod"].(string)}, kube.DeleteOptions{Wait: true}); err != nil {
 		t.Fatal(err)
 	}
-	solve(t, kc, out, "--from", "status_now")
+	solve(t, kc, out, "--from", "reread")
 	after := readJSON(t, out, "ct.json")
 	if after["backend"] == before["backend"] || after["backend_pod"] == before["backend_pod"] {
 		t.Errorf("ct.json still names the deleted backend: before %v, after %v", before, after)

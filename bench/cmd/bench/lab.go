@@ -27,8 +27,10 @@ type labRun struct {
 	waited time.Duration
 }
 
-// benchLab solves cca-datapath with labrun and with the bash reference
-// solution, alternately, on the same cluster, and compares their files.
+// benchLab solves cca-datapath with labrun (as the playbook is written,
+// with its parallel steps, and with --sequential), and with the bash
+// reference solution, in turn, on the same cluster, and compares their
+// files.
 // A first labrun run, not measured, brings the cluster to the state every
 // measured run starts from (web at 4 replicas, holder, probe, web-np and
 // ghost present), whatever ran before.
@@ -43,7 +45,7 @@ func benchLab(ctx context.Context, b *bench) ([]Row, error) {
 	if _, err := b.solveLabrun(ctx, dir("warm-up")); err != nil {
 		return nil, err
 	}
-	var lr, br []labRun
+	var lr, sr, br []labRun
 	for i := 1; i <= b.n; i++ {
 		l, err := b.solveLabrun(ctx, dir(fmt.Sprintf("labrun-%d", i)))
 		if err != nil {
@@ -51,6 +53,18 @@ func benchLab(ctx context.Context, b *bench) ([]Row, error) {
 		}
 		if err := checkScale(ctx, c, l.dir); err != nil {
 			return nil, fmt.Errorf("labrun's %w", err)
+		}
+		q, err := b.solveLabrun(ctx, dir(fmt.Sprintf("labrun-sequential-%d", i)), "--sequential")
+		if err != nil {
+			return nil, err
+		}
+		if err := checkScale(ctx, c, q.dir); err != nil {
+			return nil, fmt.Errorf("labrun --sequential's %w", err)
+		}
+		if diffs, err := compareLabDirs(l.dir, q.dir); err != nil {
+			return nil, err
+		} else if len(diffs) > 0 {
+			return nil, fmt.Errorf("labrun --sequential's lab files differ from labrun's (%s vs %s):\n  %s", q.dir, l.dir, strings.Join(diffs, "\n  "))
 		}
 		s, err := b.solveBash(ctx, dir(fmt.Sprintf("bash-%d", i)))
 		if err != nil {
@@ -64,8 +78,8 @@ func benchLab(ctx context.Context, b *bench) ([]Row, error) {
 		} else if len(diffs) > 0 {
 			return nil, fmt.Errorf("the bash solution's lab files differ from labrun's (%s vs %s):\n  %s", s.dir, l.dir, strings.Join(diffs, "\n  "))
 		}
-		fmt.Fprintf(os.Stderr, "   run %d: labrun %.2f s, bash %.2f s, same 8 files\n", i, l.wall.Seconds(), s.wall.Seconds())
-		lr, br = append(lr, l), append(br, s)
+		fmt.Fprintf(os.Stderr, "   run %d: labrun %.2f s, labrun --sequential %.2f s, bash %.2f s, same 8 files\n", i, l.wall.Seconds(), q.wall.Seconds(), s.wall.Seconds())
+		lr, sr, br = append(lr, l), append(sr, q), append(br, s)
 	}
 
 	wall := func(r labRun) time.Duration { return r.wall }
@@ -81,16 +95,19 @@ func benchLab(ctx context.Context, b *bench) ([]Row, error) {
 	return []Row{
 		compare("cca-datapath lab, end to end",
 			durations("labrun", "s", each(lr, wall)), durations("bash + kubectl", "s", each(br, wall)), 2).
-			withNote("Both solve the whole lab (labrun: every step of the playbook) on the same cluster, one after the other, from the same state: web scaled back from 4 pods to 2, then to 4 again. " +
-				"The bash solution (bench/cca-datapath.sh) polls without sleeping and leaves out the playbook's read-only cross-checks (EndpointSlices, the kernel's services map, netstat in the backend pod). " +
+			withNote("Both solve the whole lab (labrun: every step of the playbook as written, with its three parallel steps) on the same cluster, one after the other, from the same state: web scaled back from 4 pods to 2, then to 4 again. " +
+				"The bash solution (bench/cca-datapath.sh) polls without sleeping, runs the lab's sections one after another as lab solutions are written (backgrounding them with & would need its own error handling per job), and leaves out the playbook's read-only cross-checks (EndpointSlices, the kernel's services map, netstat in the backend pod). " +
 				"Each run's 8 files are compared key by key: same keys in the same order, same types, same values, except ghost.json's seconds (type only) " +
 				"and scale.json's lists, which hold the two pods each run's scale-up creates: compared by length and element types, and checked against the pods in the cluster after each run."),
+		compare("cca-datapath lab, end to end, labrun --sequential",
+			durations("labrun --sequential", "s", each(sr, wall)), durations("bash + kubectl", "s", each(br, wall)), 0).
+			withNote("The same playbook with its parallel steps' branches run one after another, in the order written: every step in the bash solution's order, so the difference is the client's alone. Its files are compared with the parallel run's like the bash solution's."),
 		compare("cca-datapath lab, outside the waits for pods",
-			durations("labrun", "s", each(lr, outside)), durations("bash + kubectl", "s", each(br, outside)), 0).
-			withNote("The same runs minus the time spent waiting for Kubernetes objects (pods terminating, starting and Ready; holder's CiliumEndpoint): "+
+			durations("labrun --sequential", "s", each(sr, outside)), durations("bash + kubectl", "s", each(br, outside)), 0).
+			withNote("The sequential runs minus the time spent waiting for Kubernetes objects (pods terminating, starting and Ready; holder's CiliumEndpoint): "+
 				"labrun's wait steps (%s s median) and the bash solution's wait_for loops (%s s median): "+
 				"the cluster's time more than the client's.",
-				fmtNum(durations("", "s", each(lr, waited)).Median), fmtNum(durations("", "s", each(br, waited)).Median)),
+				fmtNum(durations("", "s", each(sr, waited)).Median), fmtNum(durations("", "s", each(br, waited)).Median)),
 		newRow("peak memory (max RSS) of a full lab run",
 			newSeries("labrun", "MB", rss(lr)), newSeries("largest process of the bash run (kubectl)", "MB", rss(br))).withLimit(100).
 			withNote("GNU time's %%M (ru_maxrss): the largest resident set of the process and of the descendants it waited for (for labrun, its node-exec commands; for bash, kubectl, jq, awk)."),
@@ -109,13 +126,14 @@ func each(runs []labRun, f func(labRun) time.Duration) []time.Duration {
 // newRow is a row comparing sizes: no speed goal.
 func newRow(name string, labrun, alt Series) Row { return compare(name, labrun, alt, 0) }
 
-func (b *bench) solveLabrun(ctx context.Context, out string) (labRun, error) {
+func (b *bench) solveLabrun(ctx context.Context, out string, flags ...string) (labRun, error) {
 	if err := os.RemoveAll(out); err != nil {
 		return labRun{}, err
 	}
 	argv := []string{b.labrun, "run", "--kubeconfig", b.kubeconfig,
 		"--vars", "playbooks/cca-datapath.testbed.yaml", "--set", "out=" + out,
-		"--no-progress", "--report", "json=" + out + ".report.json", "playbooks/cca-datapath.yaml"}
+		"--no-progress", "--report", "json=" + out + ".report.json"}
+	argv = append(append(argv, flags...), "playbooks/cca-datapath.yaml")
 	p, err := runProc(ctx, argv, procOpts{rss: true})
 	if err != nil {
 		return labRun{}, fmt.Errorf("labrun did not solve the lab: %v\n%s", err, tail(p.stdout))
