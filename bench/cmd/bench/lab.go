@@ -95,13 +95,13 @@ func benchLab(ctx context.Context, b *bench) ([]Row, error) {
 	return []Row{
 		compare("cca-datapath lab, end to end",
 			durations("labrun", "s", each(lr, wall)), durations("bash + kubectl", "s", each(br, wall)), 2).
-			withNote("Both solve the whole lab (labrun: every step of the playbook as written, with its three parallel steps) on the same cluster, one after the other, from the same state: web scaled back from 4 pods to 2, then to 4 again. " +
+			withNote("Both solve the whole lab (labrun: every step of the playbook as written, with its three parallel steps, reading the kernel's services and conntrack maps where it needs their contents) on the same cluster, one after the other, from the same state: web scaled back from 4 pods to 2, then to 4 again. " +
 				"The bash solution (bench/cca-datapath.sh) polls without sleeping, runs the lab's sections one after another as lab solutions are written (backgrounding them with & would need its own error handling per job), and leaves out the playbook's read-only cross-checks (EndpointSlices, the kernel's services map, netstat in the backend pod). " +
 				"Each run's 8 files are compared key by key: same keys in the same order, same types, same values, except ghost.json's seconds (type only) " +
 				"and scale.json's lists, which hold the two pods each run's scale-up creates: compared by length and element types, and checked against the pods in the cluster after each run."),
 		compare("cca-datapath lab, end to end, labrun --sequential",
 			durations("labrun --sequential", "s", each(sr, wall)), durations("bash + kubectl", "s", each(br, wall)), 0).
-			withNote("The same playbook with its parallel steps' branches run one after another, in the order written: every step in the bash solution's order, so the difference is the client's alone. Its files are compared with the parallel run's like the bash solution's."),
+			withNote("The same playbook with the branches of its parallel steps run one after another, in the order written: one step at a time, like the bash solution, so the difference is the client's alone. Its files are compared with the parallel run's like the bash solution's."),
 		compare("cca-datapath lab, outside the waits for pods",
 			durations("labrun --sequential", "s", each(sr, outside)), durations("bash + kubectl", "s", each(br, outside)), 0).
 			withNote("The sequential runs minus the time spent waiting for Kubernetes objects (pods terminating, starting and Ready; holder's CiliumEndpoint): "+
