@@ -8,7 +8,7 @@ BIN       := bin/labrun
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
-.PHONY: all build test unit lint fuzz e2e lab bench testbed-up testbed-down testbed-status testbed-logs clean schema
+.PHONY: all build test unit race lint fuzz e2e lab bench testbed-up testbed-down testbed-status testbed-logs clean schema
 
 KUBECONFIG_TESTBED := /var/lib/labrun-testbed/kubeconfig
 LAB_OUT            ?= /tmp/labrun-cca-datapath
@@ -20,10 +20,15 @@ build:
 
 # The full suite: formatting, vet, unit and CLI tests, a short run of every
 # fuzz target so they cannot rot, and the end-to-end tests on the testbed.
-test: lint unit fuzz e2e
+test: lint unit race fuzz e2e
 
 unit:
 	$(GO) test -count=1 $(PKGS)
+
+# The packages whose code runs concurrently (parallel branches, progress,
+# exec sessions) once more under the race detector.
+race:
+	$(GO) test -race -count=1 ./runner ./eval ./console ./kube
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
@@ -62,6 +63,12 @@ type Compiler struct {
 
 	layout  *layout                       // nil when declarations changed since it was built
 	configs map[reflect.Type]*conf.Config // per result type, for the current layout
+
+	// mu serialises compiling: a run compiles too, when a failed condition
+	// is explained, and the branches of a parallel step may do that at
+	// the same time on the same configurations (expr's checker writes
+	// into a configuration's type cache).
+	mu sync.Mutex
 }
 
 // layout is the environment's shape for one set of declarations.
@@ -233,6 +240,8 @@ func (c *Compiler) config(result reflect.Type) (*conf.Config, reflect.Type) {
 
 // Compile checks and compiles src, an expression written at pos.
 func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	cfg, _ := c.config(ctx.Result)
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
@@ -254,6 +263,8 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 }
 
 func (c *Compiler) compile(src string, result reflect.Type, want reflect.Kind) (*vm.Program, reflect.Type, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	cfg, _ := c.config(result)
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {

@@ -230,3 +230,39 @@ func TestParallelFromBranchStep(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Branches polling at the same time explain their conditions at the same
+// time (progress shows the operands of each failed poll): compiling those
+// operands must be safe to do concurrently (go test -race).
+func TestParallelPollsExplainConcurrently(t *testing.T) {
+	plan := compile(t, `
+name: polls
+steps:
+  - id: g
+    parallel:
+      a:
+        - id: pa
+          run: {argv: [echo, "1"]}
+          until: int(trim(result.stdout)) == 2 && len(result.stderr) == 0
+          interval: 1ms
+          timeout: 300ms
+      b:
+        - id: pb
+          run: {argv: [echo, "1"]}
+          until: int(trim(result.stdout)) == 3 && len(result.stderr) == 0
+          interval: 1ms
+          timeout: 300ms
+`)
+	rec := &recorder{}
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec, KeepGoing: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"g=failed", "pa=failed", "pb=failed"}
+	if got := ids(o.Steps); !slices.Equal(got, want) {
+		t.Fatalf("steps %v, want %v", got, want)
+	}
+	if !strings.Contains(o.Steps[1].Error, "last seen: int(trim(result.stdout)) = 1") {
+		t.Errorf("pa error %q", o.Steps[1].Error)
+	}
+}
