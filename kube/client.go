@@ -90,7 +90,7 @@ type Client struct {
 	wsErr  error
 
 	sessionsMu sync.Mutex
-	sessions   map[sessionKey]*shellSession
+	sessions   map[sessionKey]*sessionSlot
 }
 
 // String describes the connection without any credential.

@@ -200,14 +200,26 @@ func (s *shellSession) alive() bool {
 	}
 }
 
+// sessionSlot holds a container's session. Its lock is held while the
+// session is opened, so that commands for other containers (parallel
+// branches of a playbook) do not wait behind a slow open.
+type sessionSlot struct {
+	mu      sync.Mutex
+	s       *shellSession // nil when none is open
+	noShell bool          // the container cannot run one: do not try again
+}
+
 // Close ends every session the client opened.
 func (c *Client) Close() {
 	c.sessionsMu.Lock()
 	defer c.sessionsMu.Unlock()
-	for k, s := range c.sessions {
-		if s != nil {
-			s.Close()
+	for k, slot := range c.sessions {
+		slot.mu.Lock()
+		if slot.s != nil {
+			slot.s.Close()
+			slot.s = nil
 		}
+		slot.mu.Unlock()
 		delete(c.sessions, k)
 	}
 }
@@ -250,37 +262,47 @@ func (c *Client) execInSession(ctx context.Context, opts ExecOptions) (ExecResul
 
 // session returns the open session for key, opening one if needed.
 func (c *Client) session(ctx context.Context, key sessionKey) (*shellSession, error) {
-	c.sessionsMu.Lock()
-	defer c.sessionsMu.Unlock()
-	if c.sessions == nil {
-		c.sessions = map[sessionKey]*shellSession{}
-	}
-	if s, ok := c.sessions[key]; ok {
-		if s == nil {
-			return nil, errUseSeparateExec // no shell in this container
-		}
-		if s.alive() {
-			return s, nil
-		}
-		delete(c.sessions, key)
-	}
-	s, err := c.openSession(ctx, key)
-	if err != nil {
-		if errors.Is(err, errNoShell) {
-			// Do not try again for this container: it has no usable shell.
-			c.sessions[key] = nil
-		}
+	slot := c.slot(key)
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	if slot.noShell {
 		return nil, errUseSeparateExec
 	}
-	c.sessions[key] = s
+	if slot.s != nil && slot.s.alive() {
+		return slot.s, nil
+	}
+	slot.s = nil
+	s, err := c.openSession(ctx, key)
+	if err != nil {
+		// Do not try again for this container if it has no usable shell.
+		slot.noShell = errors.Is(err, errNoShell)
+		return nil, errUseSeparateExec
+	}
+	slot.s = s
 	return s, nil
 }
 
-func (c *Client) dropSession(key sessionKey, s *shellSession) {
+// slot returns key's slot, creating it.
+func (c *Client) slot(key sessionKey) *sessionSlot {
 	c.sessionsMu.Lock()
 	defer c.sessionsMu.Unlock()
-	if c.sessions[key] == s {
-		delete(c.sessions, key)
+	if c.sessions == nil {
+		c.sessions = map[sessionKey]*sessionSlot{}
+	}
+	slot, ok := c.sessions[key]
+	if !ok {
+		slot = &sessionSlot{}
+		c.sessions[key] = slot
+	}
+	return slot
+}
+
+func (c *Client) dropSession(key sessionKey, s *shellSession) {
+	slot := c.slot(key)
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	if slot.s == s {
+		slot.s = nil
 	}
 }
 
