@@ -8,9 +8,8 @@
 # scale back to 2, reuse holder and probe.
 #
 # It does what the files need and nothing more: the playbook's cross-checks
-# that read extra data only to assert (the EndpointSlices and the kernel's
-# services map after the scale, netstat in the backend pod) are left out,
-# which favours this script.
+# that read extra data only to assert (the EndpointSlices after the scale,
+# netstat in the backend pod) are left out, which favours this script.
 #
 # Usage (from the repository root, on the test cluster):
 #   bench/cca-datapath.sh OUTDIR

@@ -51,32 +51,22 @@ func benchLab(ctx context.Context, b *bench) ([]Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkScale(ctx, c, l.dir); err != nil {
-			return nil, fmt.Errorf("labrun's %w", err)
+		if err := checkRun(ctx, c, "labrun", l, nil); err != nil {
+			return nil, err
 		}
 		q, err := b.solveLabrun(ctx, dir(fmt.Sprintf("labrun-sequential-%d", i)), "--sequential")
 		if err != nil {
 			return nil, err
 		}
-		if err := checkScale(ctx, c, q.dir); err != nil {
-			return nil, fmt.Errorf("labrun --sequential's %w", err)
-		}
-		if diffs, err := compareLabDirs(l.dir, q.dir); err != nil {
+		if err := checkRun(ctx, c, "labrun --sequential", q, &l); err != nil {
 			return nil, err
-		} else if len(diffs) > 0 {
-			return nil, fmt.Errorf("labrun --sequential's lab files differ from labrun's (%s vs %s):\n  %s", q.dir, l.dir, strings.Join(diffs, "\n  "))
 		}
 		s, err := b.solveBash(ctx, dir(fmt.Sprintf("bash-%d", i)))
 		if err != nil {
 			return nil, err
 		}
-		if err := checkScale(ctx, c, s.dir); err != nil {
-			return nil, fmt.Errorf("the bash solution's %w", err)
-		}
-		if diffs, err := compareLabDirs(l.dir, s.dir); err != nil {
+		if err := checkRun(ctx, c, "the bash solution", s, &l); err != nil {
 			return nil, err
-		} else if len(diffs) > 0 {
-			return nil, fmt.Errorf("the bash solution's lab files differ from labrun's (%s vs %s):\n  %s", s.dir, l.dir, strings.Join(diffs, "\n  "))
 		}
 		fmt.Fprintf(os.Stderr, "   run %d: labrun %.2f s, labrun --sequential %.2f s, bash %.2f s, same 8 files\n", i, l.wall.Seconds(), q.wall.Seconds(), s.wall.Seconds())
 		lr, sr, br = append(lr, l), append(sr, q), append(br, s)
@@ -96,7 +86,7 @@ func benchLab(ctx context.Context, b *bench) ([]Row, error) {
 		compare("cca-datapath lab, end to end",
 			durations("labrun", "s", each(lr, wall)), durations("bash + kubectl", "s", each(br, wall)), 2).
 			withNote("Both solve the whole lab (labrun: every step of the playbook as written, with its three parallel steps, reading the kernel's services and conntrack maps where it needs their contents) on the same cluster, one after the other, from the same state: web scaled back from 4 pods to 2, then to 4 again. " +
-				"The bash solution (bench/cca-datapath.sh) polls without sleeping, runs the lab's sections one after another as lab solutions are written (backgrounding them with & would need its own error handling per job), and leaves out the playbook's read-only cross-checks (EndpointSlices, the kernel's services map, netstat in the backend pod). " +
+				"The bash solution (bench/cca-datapath.sh) polls without sleeping, runs the lab's sections one after another as lab solutions are written (backgrounding them with & would need its own error handling per job), and leaves out the playbook's read-only cross-checks (EndpointSlices, netstat in the backend pod). " +
 				"Each run's 8 files are compared key by key: same keys in the same order, same types, same values, except ghost.json's seconds (type only) " +
 				"and scale.json's lists, which hold the two pods each run's scale-up creates: compared by length and element types, and checked against the pods in the cluster after each run."),
 		compare("cca-datapath lab, end to end, labrun --sequential",
@@ -112,6 +102,25 @@ func benchLab(ctx context.Context, b *bench) ([]Row, error) {
 			newSeries("labrun", "MB", rss(lr)), newSeries("largest process of the bash run (kubectl)", "MB", rss(br))).withLimit(100).
 			withNote("GNU time's %%M (ru_maxrss): the largest resident set of the process and of the descendants it waited for (for labrun, its node-exec commands; for bash, kubectl, jq, awk)."),
 	}, nil
+}
+
+// checkRun checks a run's scale.json against the cluster right after the
+// run and, given labrun's run ref, that its files are the same as ref's.
+func checkRun(ctx context.Context, c *kube.Client, who string, r labRun, ref *labRun) error {
+	if err := checkScale(ctx, c, r.dir); err != nil {
+		return fmt.Errorf("%s's %w", who, err)
+	}
+	if ref == nil {
+		return nil
+	}
+	diffs, err := compareLabDirs(ref.dir, r.dir)
+	if err != nil {
+		return err
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%s's lab files differ from labrun's (%s vs %s):\n  %s", who, r.dir, ref.dir, strings.Join(diffs, "\n  "))
+	}
+	return nil
 }
 
 // each maps runs to one of their durations.
