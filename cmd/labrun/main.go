@@ -228,12 +228,6 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 }
 
 func validateCmd(args []string, stdout, stderr io.Writer) int {
-	// A validation is short and a typical playbook allocates a few MB:
-	// collecting garbage on the way costs more than the memory it frees
-	// (a third of the time for cca-datapath). The limit keeps generated
-	// playbooks of thousands of steps bounded.
-	defer debug.SetGCPercent(debug.SetGCPercent(800))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(160 << 20))
 	fs := newFlagSet("validate", stderr, "Usage: labrun validate PLAYBOOK... [flags]\n\nChecks playbooks without a cluster: YAML, keys, types, references and expressions.\n\nFlags:\n")
 	var vf varFlags
 	vf.register(fs)
@@ -247,6 +241,15 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "labrun validate: expected at least one playbook")
 		return exitInvalid
+	}
+	if handWritten(fs.Args()) {
+		// Compiling a hand-written playbook allocates a few MB, and
+		// collecting it on the way costs more than the memory it frees
+		// (a third of the time for cca-datapath): no collection unless
+		// the heap reaches the limit. Generated playbooks of thousands
+		// of steps keep the usual collector.
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(128 << 20))
 	}
 	code := exitOK
 	for _, path := range fs.Args() {
@@ -296,6 +299,20 @@ func printPlan(w io.Writer, p *runner.Plan) {
 			fmt.Fprintf(w, "          writes %s\n", wr)
 		}
 	}
+}
+
+// handWritten reports whether the playbooks are of a size people write
+// (under 256 KB together; cca-datapath is 25 KB).
+func handWritten(paths []string) bool {
+	var total int64
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return false
+		}
+		total += fi.Size()
+	}
+	return total < 256<<10
 }
 
 func plural(n int, word string) string {
