@@ -127,3 +127,74 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("Summarize(nil) = %q", got)
 	}
 }
+
+// readList reads a `kubectl get -o json` capture under testdata: a List's
+// items, or the one object.
+func readList(t *testing.T, name string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o map[string]any
+	if err := json.Unmarshal(data, &o); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	items, ok := o["items"].([]any)
+	if !ok {
+		return []map[string]any{o}
+	}
+	var out []map[string]any
+	for _, it := range items {
+		out = append(out, it.(map[string]any))
+	}
+	return out
+}
+
+// Objects captured from the test cluster while web was scaled from 4 to 2
+// and back to 4 (testdata/*.json, kubectl 1.36 -o json): terminating pods
+// still have condition Ready=True but are not ready; a Deployment scaled
+// down counts as rolled out while its old pods still terminate, as kubectl
+// rollout status says; the EndpointSlice marks terminating endpoints not
+// ready.
+func TestRealObjects(t *testing.T) {
+	ready := func(objs []map[string]any) int {
+		n := 0
+		for _, o := range objs {
+			if Ready(o) {
+				n++
+			}
+		}
+		return n
+	}
+	down := readList(t, "pods_web_scaling_down.json")
+	if len(down) != 4 || ready(down) != 2 {
+		t.Errorf("scaling down: %d pods, %d ready; want 4 and 2", len(down), ready(down))
+	}
+	if s := Summarize(down); strings.Count(s, "terminating") != 2 || strings.Count(s, "ready=true") != 2 {
+		t.Errorf("summary of the pods scaling down: %s", s)
+	}
+	up := readList(t, "pods_web_scaling_up.json")
+	if len(up) != 6 || ready(up) != 2 {
+		t.Errorf("scaling up: %d pods, %d ready; want 6 and 2", len(up), ready(up))
+	}
+	for _, c := range []struct {
+		file string
+		want bool
+	}{
+		{"deployment_web_scaling_down.json", true},
+		{"deployment_web_scaling_up.json", false},
+		{"deployment_web_rolled_out.json", true},
+		{"daemonset_cilium.json", true},
+	} {
+		o := readList(t, c.file)[0]
+		ok, err := RolloutComplete(o)
+		if err != nil || ok != c.want || Ready(o) != c.want {
+			t.Errorf("%s: RolloutComplete = %t, %v; Ready = %t; want %t", c.file, ok, err, Ready(o), c.want)
+		}
+	}
+	eps := readList(t, "endpointslices_web_scaling_down.json")
+	if got := ReadyAddresses(eps); len(got) != 2 {
+		t.Errorf("ready addresses while scaling down: %v, want 2", got)
+	}
+}
