@@ -144,7 +144,19 @@ func Compile(pb *playbook.Playbook, opts Options) (*Plan, error) {
 	c.env()
 	c.outputDir()
 	c.declareSteps()
-	for i, s := range pb.AllSteps() {
+	steps := pb.AllSteps()
+	// Steps whose result type comes from their spec (compute) are built
+	// first, in order: each new result type changes the environment's
+	// layout, and once all are known every other expression compiles
+	// against one final layout, with one expr configuration per result
+	// type, instead of new ones after each compute step.
+	c.specs = map[*playbook.Step]builtSpec{}
+	for i, s := range steps {
+		if info, ok := actions.Lookup(s.Action); ok && info.DynamicResult {
+			c.specs[s] = c.buildSpec(i, s, info)
+		}
+	}
+	for i, s := range steps {
 		c.step(i, s)
 	}
 	c.linkBranches()
@@ -165,6 +177,34 @@ type compiler struct {
 	byID map[string]*playbook.Step
 	// planOf maps declarations to their plans, to link branches.
 	planOf map[*playbook.Step]*StepPlan
+	// specs holds the specs built ahead of the other steps.
+	specs map[*playbook.Step]builtSpec
+}
+
+// builtSpec is a step's action spec, built and checked.
+type builtSpec struct {
+	spec   *eval.Value
+	ok     bool         // built without errors
+	result reflect.Type // the step's result type
+}
+
+// buildSpec builds and checks step s's action spec; a step whose result
+// type comes from its spec is declared again with that type.
+func (c *compiler) buildSpec(index int, s *playbook.Step, info *actions.Info) builtSpec {
+	spec, errs := eval.Build(c.ec, c.file, s.Spec, c.context(index, s, nil, reflect.Invalid))
+	c.errs = append(c.errs, errs...)
+	b := builtSpec{spec: spec, ok: len(errs) == 0, result: info.Result}
+	if !b.ok {
+		return b
+	}
+	c.errs = append(c.errs, eval.Check(spec, info.Spec)...)
+	sc := &actions.StaticContext{PlaybookDir: filepath.Dir(c.file), HasOutputDir: c.plan.OutputDir != nil}
+	c.errs = append(c.errs, info.Check(spec, sc)...)
+	if info.DynamicResult && spec.Keys() != nil {
+		b.result = eval.StructType(spec)
+		c.ec.DeclareStep(s.ID.Value, b.result, s.ID.Pos)
+	}
+	return b
 }
 
 // override is a value for a variable from outside the playbook.
@@ -388,28 +428,18 @@ func (c *compiler) step(index int, s *playbook.Step) {
 	if s.Group != nil {
 		sp.Branch = s.Branch
 	}
-	ctx := c.context(index, s, nil, reflect.Invalid)
 	var result reflect.Type
 	if s.Parallel != nil {
 		sp.Parallel = []*BranchPlan{}
 	}
 	if s.Action != "" {
 		info, _ := actions.Lookup(s.Action)
-		sp.Action = info
-		result = info.Result
-		spec, errs := eval.Build(c.ec, c.file, s.Spec, ctx)
-		c.errs = append(c.errs, errs...)
-		if len(errs) == 0 {
-			c.errs = append(c.errs, eval.Check(spec, info.Spec)...)
-			sc := &actions.StaticContext{PlaybookDir: filepath.Dir(c.file), HasOutputDir: c.plan.OutputDir != nil}
-			c.errs = append(c.errs, info.Check(spec, sc)...)
+		b, built := c.specs[s]
+		if !built {
+			b = c.buildSpec(index, s, info)
 		}
-		sp.Spec = spec
-		sp.Mutates = info.StepMutates(spec)
-		if info.DynamicResult && len(errs) == 0 && spec.Keys() != nil {
-			result = eval.StructType(spec)
-			c.ec.DeclareStep(s.ID.Value, result, s.ID.Pos)
-		}
+		sp.Action, sp.Spec, result = info, b.spec, b.result
+		sp.Mutates = info.StepMutates(b.spec)
 	}
 	sp.Result = result
 	if sp.Result == nil {
