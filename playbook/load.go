@@ -519,7 +519,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 		d.errorf(s.ID.Node, "step id %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say steps.%s", s.ID.Value, strings.ReplaceAll(s.ID.Value, "-", "_"))
 	}
 	if seen[ParallelKey] {
-		d.checkParallelStep(n, s, seen)
+		d.checkParallelStep(n, s)
 		return s
 	}
 	if s.Action == "" && len(s.Assert) == 0 && !seen["assert"] && !unknown {
@@ -537,7 +537,7 @@ const ParallelKey = "parallel"
 var parallelKeys = []string{"id", "name", "when"}
 
 // checkParallelStep reports what a parallel step cannot have.
-func (d *decoder) checkParallelStep(n *yaml.Node, s *Step, seen map[string]bool) {
+func (d *decoder) checkParallelStep(n *yaml.Node, s *Step) {
 	if s.Action != "" {
 		d.errs.Add(s.ActionPos, "step has both parallel and %s; a parallel step only groups steps, put %s in one of its branches", s.Action, s.Action)
 	}

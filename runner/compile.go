@@ -184,7 +184,6 @@ type compiler struct {
 // builtSpec is a step's action spec, built and checked.
 type builtSpec struct {
 	spec   *eval.Value
-	ok     bool         // built without errors
 	result reflect.Type // the step's result type
 }
 
@@ -193,8 +192,8 @@ type builtSpec struct {
 func (c *compiler) buildSpec(index int, s *playbook.Step, info *actions.Info) builtSpec {
 	spec, errs := eval.Build(c.ec, c.file, s.Spec, c.context(index, s, nil, reflect.Invalid))
 	c.errs = append(c.errs, errs...)
-	b := builtSpec{spec: spec, ok: len(errs) == 0, result: info.Result}
-	if !b.ok {
+	b := builtSpec{spec: spec, result: info.Result}
+	if len(errs) > 0 {
 		return b
 	}
 	c.errs = append(c.errs, eval.Check(spec, info.Spec)...)
@@ -425,9 +424,7 @@ func (c *compiler) step(index int, s *playbook.Step) {
 		Timeout:  DefaultTimeout,
 	}
 	c.planOf[s] = sp
-	if s.Group != nil {
-		sp.Branch = s.Branch
-	}
+	sp.Branch = s.Branch
 	var result reflect.Type
 	if s.Parallel != nil {
 		sp.Parallel = []*BranchPlan{}
