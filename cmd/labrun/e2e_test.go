@@ -59,6 +59,48 @@ func solve(t *testing.T, kc, out string, extra ...string) {
 	}
 }
 
+// checkOverlap checks in a run's JSON report that the playbook's parallel
+// steps ran their branches at the same time on the cluster: the NodePort
+// and ghost sections started while web's old pods were going, holder's
+// while the new ones started.
+func checkOverlap(t *testing.T, report string) {
+	t.Helper()
+	var o struct {
+		Steps []struct {
+			ID      string    `json:"id"`
+			Started time.Time `json:"started"`
+			Seconds float64   `json:"seconds"`
+		} `json:"steps"`
+	}
+	data, err := os.ReadFile(report)
+	if err == nil {
+		err = json.Unmarshal(data, &o)
+	}
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	type span struct{ start, end time.Time }
+	spans := map[string]span{}
+	for _, s := range o.Steps {
+		spans[s.ID] = span{s.Started, s.Started.Add(time.Duration(s.Seconds * float64(time.Second)))}
+	}
+	for _, c := range []struct{ wait, beside string }{
+		{"web_ready", "apply_web_np"},
+		{"web_ready", "apply_ghost"},
+		{"scaled_ready", "apply_holder"},
+	} {
+		w, b := spans[c.wait], spans[c.beside]
+		if w.start.IsZero() || b.start.IsZero() {
+			t.Errorf("report lacks %s or %s", c.wait, c.beside)
+			continue
+		}
+		if !b.start.Before(w.end) {
+			t.Errorf("%s started at %s, after %s ended (%s): the branches did not run at the same time",
+				c.beside, b.start.Format(time.StampMilli), c.wait, w.end.Format(time.StampMilli))
+		}
+	}
+}
+
 func TestCCADatapathOnTestbed(t *testing.T) {
 	kc := testbedKubeconfig(t)
 	out := t.TempDir()
@@ -66,7 +108,8 @@ func TestCCADatapathOnTestbed(t *testing.T) {
 	solve(t, kc, out, "--report", "junit="+filepath.Join(reports, "junit.xml"))
 	// A second run on the same cluster (web now at 4 replicas, holder and
 	// probe already there) must work too.
-	solve(t, kc, out)
+	solve(t, kc, out, "--report", "json="+filepath.Join(reports, "report.json"))
+	checkOverlap(t, filepath.Join(reports, "report.json"))
 
 	entries, _ := os.ReadDir(out)
 	var names []string
