@@ -40,11 +40,7 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 	r.env.SetStep(g.ID, r.zero(g))
 	finish := func(members []*StepRecord) []*StepRecord {
 		rec.Seconds = time.Since(rec.Started).Seconds()
-		if rec.Status == Passed && r.journal != nil {
-			if err := r.journal.Append(rec); err != nil && r.Runtime.Progress != nil {
-				r.Runtime.Progress("warning: cannot write journal: " + err.Error())
-			}
-		}
+		r.keep(rec)
 		r.notifyEnd(rec)
 		return append([]*StepRecord{rec}, members...)
 	}
@@ -55,8 +51,13 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 			return finish(r.skipAll(members, "its parallel step failed"))
 		}
 		if !ok {
-			rec.Status, rec.Reason = Skipped, "when is false: "+g.When.Src
-			return finish(r.skipAll(members, "parallel step "+g.ID+" is skipped"))
+			rec.Status, rec.Reason, rec.whenSkipped = Skipped, "when is false: "+g.When.Src, true
+			skipped := r.skipAll(members, "parallel step "+g.ID+" is skipped")
+			for _, m := range skipped {
+				m.whenSkipped = true
+				r.keep(m)
+			}
+			return finish(skipped)
 		}
 	}
 	if r.Observer != nil {

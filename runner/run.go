@@ -44,6 +44,9 @@ type StepRecord struct {
 	Cleanup    bool            `json:"cleanup,omitempty"`
 	Step       *StepPlan       `json:"-"`
 	Outcome    *AttemptOutcome `json:"-"`
+	// whenSkipped: skipped because its when (or its parallel step's) was
+	// false, an outcome as final as a result, which the journal keeps.
+	whenSkipped bool
 }
 
 // AssertRecord is one checked assertion.
@@ -322,6 +325,17 @@ func (r *Runner) skipAll(steps []*StepPlan, reason string) []*StepRecord {
 	return out
 }
 
+// keep appends a finished step to the journal, so that --from can
+// resume after it: a step that passed, or that its when skipped.
+func (r *Runner) keep(rec *StepRecord) {
+	if r.journal == nil || (rec.Status != Passed && !rec.whenSkipped) {
+		return
+	}
+	if err := r.journal.Append(rec); err != nil && r.Runtime.Progress != nil {
+		r.Runtime.Progress("warning: cannot write journal: " + err.Error())
+	}
+}
+
 func (r *Runner) notifyEnd(rec *StepRecord) {
 	if r.Observer != nil {
 		r.Observer.StepEnd(rec)
@@ -334,11 +348,7 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 	rec := &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Started: time.Now(), Hint: s.Hint, Step: s, Cleanup: s.Cleanup}
 	defer func() {
 		rec.Seconds = time.Since(rec.Started).Seconds()
-		if rec.Status == Passed && r.journal != nil {
-			if err := r.journal.Append(rec); err != nil && r.Runtime.Progress != nil {
-				r.Runtime.Progress("warning: cannot write journal: " + err.Error())
-			}
-		}
+		r.keep(rec)
 		r.notifyEnd(rec)
 	}()
 	r.env.SetStep(s.ID, r.zero(s))
@@ -349,7 +359,7 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 			return rec
 		}
 		if !ok {
-			rec.Status, rec.Reason = Skipped, "when is false: "+s.When.Src
+			rec.Status, rec.Reason, rec.whenSkipped = Skipped, "when is false: "+s.When.Src, true
 			return rec
 		}
 	}

@@ -252,3 +252,44 @@ steps:
 		t.Errorf("peer.txt = %q", b)
 	}
 }
+
+// A step its when skipped is as final as one that ran: the journal keeps
+// it, and --from resumes after it (also after a parallel step whose when
+// was false).
+func TestResumeAfterWhenSkipped(t *testing.T) {
+	out := t.TempDir()
+	src := `
+name: skip
+vars: {out: x, on: false}
+outputDir: ${{ vars.out }}
+steps:
+  - id: maybe
+    when: vars.on
+    run: {argv: [echo, hi]}
+  - id: g
+    when: vars.on
+    parallel:
+      a: [{id: a1, run: {argv: [echo, a]}}]
+      b: [{id: b1, run: {argv: [echo, b]}}]
+  - id: last
+    write: {path: last.txt, text: "[${{ steps.maybe.stdout }}${{ steps.a1.stdout }}]"}
+`
+	plan := compile(t, src, "out="+out)
+	if o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}}).Run(context.Background()); err != nil || o.Status != Passed {
+		t.Fatalf("run: %v %v", o, err)
+	}
+	plan = compile(t, src, "out="+out)
+	rec := &recorder{}
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec, From: "last"}).Run(context.Background())
+	if err != nil || o.Status != Passed {
+		t.Fatalf("resumed: %v %+v", err, o)
+	}
+	for _, id := range []string{"maybe", "g", "a1", "b1"} {
+		if s := rec.status(id); s != Restored {
+			t.Errorf("%s: %s, want restored", id, s)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "last.txt")); string(b) != "[]\n" {
+		t.Errorf("last.txt = %q", b)
+	}
+}
