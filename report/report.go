@@ -76,6 +76,10 @@ func JUnit(o *runner.Outcome) ([]byte, error) {
 	s := junitSuite{Name: o.Name, Time: fmt.Sprintf("%.3f", o.Seconds)}
 	for _, r := range o.Steps {
 		c := junitCase{Name: r.ID, Classname: o.Name, Time: fmt.Sprintf("%.3f", r.Seconds)}
+		if r.Parallel != "" {
+			// CI views group test cases by class: one per branch
+			c.Classname = o.Name + "." + r.Parallel + "." + r.Branch
+		}
 		if r.Name != "" {
 			c.Name = r.ID + ": " + r.Name
 		}

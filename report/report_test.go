@@ -21,6 +21,7 @@ func outcome() *runner.Outcome {
 			}}},
 			{ID: "broken", Action: "run", Status: runner.Failed, Error: "exit 3"},
 			{ID: "later", Action: "write", Status: runner.Skipped, Reason: "an earlier step failed"},
+			{ID: "side", Action: "get", Status: runner.Skipped, Reason: "an earlier step failed", Parallel: "sections", Branch: "holder"},
 		},
 	}
 }
@@ -35,7 +36,7 @@ func TestJUnit(t *testing.T) {
 		t.Fatalf("not XML: %v\n%s", err, b)
 	}
 	s := doc.Suites[0]
-	if s.Tests != 4 || s.Failures != 1 || s.Errors != 1 || s.Skipped != 1 {
+	if s.Tests != 5 || s.Failures != 1 || s.Errors != 1 || s.Skipped != 2 {
 		t.Fatalf("counts tests=%d failures=%d errors=%d skipped=%d", s.Tests, s.Failures, s.Errors, s.Skipped)
 	}
 	f := s.Cases[1].Failure
@@ -50,6 +51,10 @@ func TestJUnit(t *testing.T) {
 	if s.Cases[1].Name != "bad: Count lines" || s.Cases[2].Error.Message != "exit 3" {
 		t.Errorf("cases %+v", s.Cases)
 	}
+	// a branch step of a parallel step is a class of its own
+	if s.Cases[0].Classname != "lab" || s.Cases[4].Classname != "lab.sections.holder" {
+		t.Errorf("classnames %q, %q", s.Cases[0].Classname, s.Cases[4].Classname)
+	}
 }
 
 func TestJSON(t *testing.T) {
@@ -57,7 +62,7 @@ func TestJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"status": "failed"`, `"id": "bad"`, `"value": "2"`, `"reason": "an earlier step failed"`} {
+	for _, want := range []string{`"status": "failed"`, `"id": "bad"`, `"value": "2"`, `"reason": "an earlier step failed"`, `"parallel": "sections"`, `"branch": "holder"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON lacks %s", want)
 		}

@@ -36,7 +36,7 @@ func withMembers(s *StepPlan) []*StepPlan {
 // records come back in plan order: the parallel step's own first.
 func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 	members := withMembers(g)[1:]
-	rec := &StepRecord{ID: g.ID, Name: g.Name, Action: g.ActionName(), Started: time.Now(), Step: g}
+	rec := newRecord(g)
 	r.env.SetStep(g.ID, r.zero(g))
 	finish := func(members []*StepRecord) []*StepRecord {
 		rec.Seconds = time.Since(rec.Started).Seconds()

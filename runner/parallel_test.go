@@ -65,6 +65,9 @@ func TestParallelBranchesRunTogether(t *testing.T) {
 	if got := ids(o.Steps); !slices.Equal(got, want) {
 		t.Fatalf("steps %v, want %v", got, want)
 	}
+	if r := o.Steps[4]; r.Parallel != "both" || r.Branch != "b" || o.Steps[0].Parallel != "" {
+		t.Errorf("wait_ping's record says parallel %q branch %q", r.Parallel, r.Branch)
+	}
 	if b, _ := os.ReadFile(filepath.Join(out, "pong")); string(b) != "got ready\n" {
 		t.Errorf("pong = %q", b)
 	}

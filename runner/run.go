@@ -32,6 +32,8 @@ type StepRecord struct {
 	ID         string          `json:"id"`
 	Name       string          `json:"name,omitempty"`
 	Action     string          `json:"action"`
+	Parallel   string          `json:"parallel,omitempty"` // the parallel step it runs in
+	Branch     string          `json:"branch,omitempty"`   // and the name of its branch
 	Status     Status          `json:"status"`
 	Reason     string          `json:"reason,omitempty"` // why skipped
 	Started    time.Time       `json:"started"`
@@ -302,7 +304,9 @@ func (r *Runner) restore() (map[string]*StepRecord, error) {
 				return nil, fmt.Errorf("--from %s: journal entry of step %s: %v", r.From, s.ID, err)
 			}
 		}
-		out[s.ID] = &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Status: Restored, Result: res, Step: s, Started: time.Now()}
+		rec := newRecord(s)
+		rec.Status, rec.Result = Restored, res
+		out[s.ID] = rec
 	}
 	return out, nil
 }
@@ -312,13 +316,23 @@ func (r *Runner) zero(s *StepPlan) any {
 	return reflect.New(s.Result).Interface()
 }
 
+// newRecord starts the record of step s.
+func newRecord(s *StepPlan) *StepRecord {
+	rec := &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Started: time.Now(), Hint: s.Hint, Step: s, Cleanup: s.Cleanup, Branch: s.Branch}
+	if s.Group != nil {
+		rec.Parallel = s.Group.ID
+	}
+	return rec
+}
+
 // skipAll records steps that do not run, giving later steps their zero
 // results.
 func (r *Runner) skipAll(steps []*StepPlan, reason string) []*StepRecord {
 	var out []*StepRecord
 	for _, s := range steps {
 		r.env.SetStep(s.ID, r.zero(s))
-		rec := &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Status: Skipped, Reason: reason, Step: s, Started: time.Now(), Cleanup: s.Cleanup}
+		rec := newRecord(s)
+		rec.Status, rec.Reason = Skipped, reason
 		r.notifyEnd(rec)
 		out = append(out, rec)
 	}
@@ -345,7 +359,7 @@ func (r *Runner) notifyEnd(rec *StepRecord) {
 // runStep runs one step through when, the action (with until, retries and
 // timeout) and its assertions.
 func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
-	rec := &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Started: time.Now(), Hint: s.Hint, Step: s, Cleanup: s.Cleanup}
+	rec := newRecord(s)
 	defer func() {
 		rec.Seconds = time.Since(rec.Started).Seconds()
 		r.keep(rec)
