@@ -1,8 +1,9 @@
 // Package jsonschema checks JSON values against the subset of JSON Schema
-// (2020-12 vocabulary) that lab output files need: types, properties,
-// required, items, enums, patterns and numeric bounds. A schema that uses a
-// keyword outside this subset is rejected when it is loaded, so a
-// constraint is never silently ignored.
+// (2020-12 vocabulary) that lab output files and labrun's own playbook
+// schema need: types, properties, required, items, enums, patterns,
+// numeric and size bounds, and references into the schema's own $defs. A
+// schema that uses a keyword outside this subset is rejected when it is
+// loaded, so a constraint is never silently ignored.
 package jsonschema
 
 import (
@@ -36,6 +37,10 @@ type Schema struct {
 	ExclusiveMaximum     *float64
 	AnyOf, OneOf, AllOf  []*Schema
 	Not                  *Schema
+	Ref                  *Schema // $ref to one of the root's $defs
+	PropertyNames        *Schema
+	MinProperties        *int
+	MaxProperties        *int
 	False                bool // the schema `false`: nothing is valid
 	Description          string
 }
@@ -67,21 +72,59 @@ func Parse(data []byte) (*Schema, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("not valid JSON: %v", err)
 	}
-	return compile(raw, "#")
+	l := &loader{defs: map[string]*Schema{}}
+	if root, ok := raw.(map[string]any); ok {
+		l.rawDefs, _ = root["$defs"].(map[string]any)
+	}
+	return l.compile(raw, "#")
 }
 
-func compile(raw any, at string) (*Schema, error) {
+// loader compiles one schema document; refs to the same definition share
+// one compiled node, which also lets definitions refer to themselves.
+type loader struct {
+	rawDefs map[string]any
+	defs    map[string]*Schema
+}
+
+func (l *loader) compile(raw any, at string) (*Schema, error) {
 	switch r := raw.(type) {
 	case bool:
 		return &Schema{False: !r}, nil
 	case map[string]any:
-		return compileObject(r, at)
+		s := &Schema{}
+		return s, l.compileObject(s, r, at)
 	}
 	return nil, fmt.Errorf("%s: a schema must be an object or a boolean", at)
 }
 
-func compileObject(m map[string]any, at string) (*Schema, error) {
+// ref resolves "#/$defs/NAME", compiling the definition on first use.
+func (l *loader) ref(v any, where string) (*Schema, error) {
+	ref, _ := v.(string)
+	name, ok := strings.CutPrefix(ref, "#/$defs/")
+	if !ok {
+		return nil, fmt.Errorf("%s: only references to the schema's own $defs (#/$defs/NAME) are supported, found %s", where, show(v))
+	}
+	if s, ok := l.defs[name]; ok {
+		return s, nil
+	}
+	raw, ok := l.rawDefs[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: no definition %q in $defs", where, name)
+	}
 	s := &Schema{}
+	l.defs[name] = s // before compiling: the definition may refer to itself
+	if b, isBool := raw.(bool); isBool {
+		s.False = !b
+		return s, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("#/$defs/%s: a schema must be an object or a boolean", name)
+	}
+	return s, l.compileObject(s, m, "#/$defs/"+name)
+}
+
+func (l *loader) compileObject(s *Schema, m map[string]any, at string) error {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -100,29 +143,29 @@ func compileObject(m map[string]any, at string) (*Schema, error) {
 				for _, x := range t {
 					str, ok := x.(string)
 					if !ok {
-						return nil, fmt.Errorf("%s: type names must be strings", where)
+						return fmt.Errorf("%s: type names must be strings", where)
 					}
 					s.Types = append(s.Types, str)
 				}
 			default:
-				return nil, fmt.Errorf("%s: must be a string or a list of strings", where)
+				return fmt.Errorf("%s: must be a string or a list of strings", where)
 			}
 			for _, t := range s.Types {
 				switch t {
 				case "object", "array", "string", "number", "integer", "boolean", "null":
 				default:
-					return nil, fmt.Errorf("%s: unknown type %q", where, t)
+					return fmt.Errorf("%s: unknown type %q", where, t)
 				}
 			}
 		case "properties":
 			props, ok := v.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("%s: must be an object", where)
+				return fmt.Errorf("%s: must be an object", where)
 			}
 			s.Properties = map[string]*Schema{}
 			for name, p := range props {
-				if s.Properties[name], err = compile(p, where+"/"+name); err != nil {
-					return nil, err
+				if s.Properties[name], err = l.compile(p, where+"/"+name); err != nil {
+					return err
 				}
 				s.PropertyOrder = append(s.PropertyOrder, name)
 			}
@@ -130,27 +173,27 @@ func compileObject(m map[string]any, at string) (*Schema, error) {
 		case "required":
 			list, ok := v.([]any)
 			if !ok {
-				return nil, fmt.Errorf("%s: must be a list of names", where)
+				return fmt.Errorf("%s: must be a list of names", where)
 			}
 			for _, x := range list {
 				name, ok := x.(string)
 				if !ok {
-					return nil, fmt.Errorf("%s: must be a list of names", where)
+					return fmt.Errorf("%s: must be a list of names", where)
 				}
 				s.Required = append(s.Required, name)
 			}
 		case "additionalProperties":
-			if s.AdditionalProperties, err = compile(v, where); err != nil {
-				return nil, err
+			if s.AdditionalProperties, err = l.compile(v, where); err != nil {
+				return err
 			}
 		case "items":
-			if s.Items, err = compile(v, where); err != nil {
-				return nil, err
+			if s.Items, err = l.compile(v, where); err != nil {
+				return err
 			}
 		case "minItems", "maxItems", "minLength", "maxLength":
 			n, err := wholeNumber(v, where)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			switch k {
 			case "minItems":
@@ -165,13 +208,13 @@ func compileObject(m map[string]any, at string) (*Schema, error) {
 		case "uniqueItems":
 			b, ok := v.(bool)
 			if !ok {
-				return nil, fmt.Errorf("%s: must be a boolean", where)
+				return fmt.Errorf("%s: must be a boolean", where)
 			}
 			s.UniqueItems = b
 		case "enum":
 			list, ok := v.([]any)
 			if !ok {
-				return nil, fmt.Errorf("%s: must be a list", where)
+				return fmt.Errorf("%s: must be a list", where)
 			}
 			s.Enum = list
 		case "const":
@@ -179,15 +222,15 @@ func compileObject(m map[string]any, at string) (*Schema, error) {
 		case "pattern":
 			p, ok := v.(string)
 			if !ok {
-				return nil, fmt.Errorf("%s: must be a string", where)
+				return fmt.Errorf("%s: must be a string", where)
 			}
 			if s.Pattern, err = regexp.Compile(p); err != nil {
-				return nil, fmt.Errorf("%s: %v", where, err)
+				return fmt.Errorf("%s: %v", where, err)
 			}
 		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 			f, err := number(v, where)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			switch k {
 			case "minimum":
@@ -202,13 +245,13 @@ func compileObject(m map[string]any, at string) (*Schema, error) {
 		case "anyOf", "oneOf", "allOf":
 			list, ok := v.([]any)
 			if !ok || len(list) == 0 {
-				return nil, fmt.Errorf("%s: must be a non-empty list of schemas", where)
+				return fmt.Errorf("%s: must be a non-empty list of schemas", where)
 			}
 			var subs []*Schema
 			for i, x := range list {
-				sub, err := compile(x, fmt.Sprintf("%s/%d", where, i))
+				sub, err := l.compile(x, fmt.Sprintf("%s/%d", where, i))
 				if err != nil {
-					return nil, err
+					return err
 				}
 				subs = append(subs, sub)
 			}
@@ -221,8 +264,26 @@ func compileObject(m map[string]any, at string) (*Schema, error) {
 				s.AllOf = subs
 			}
 		case "not":
-			if s.Not, err = compile(v, where); err != nil {
-				return nil, err
+			if s.Not, err = l.compile(v, where); err != nil {
+				return err
+			}
+		case "$ref":
+			if s.Ref, err = l.ref(v, where); err != nil {
+				return err
+			}
+		case "propertyNames":
+			if s.PropertyNames, err = l.compile(v, where); err != nil {
+				return err
+			}
+		case "minProperties", "maxProperties":
+			n, err := wholeNumber(v, where)
+			if err != nil {
+				return err
+			}
+			if k == "minProperties" {
+				s.MinProperties = &n
+			} else {
+				s.MaxProperties = &n
 			}
 		default:
 			if annotations[k] {
@@ -231,10 +292,10 @@ func compileObject(m map[string]any, at string) (*Schema, error) {
 				}
 				continue
 			}
-			return nil, fmt.Errorf("%s: keyword %q is not supported by labrun's schema checker", where, k)
+			return fmt.Errorf("%s: keyword %q is not supported by labrun's schema checker", where, k)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 func number(v any, where string) (float64, error) {
@@ -350,8 +411,31 @@ func (s *Schema) validate(v any, path string, out *[]Problem) {
 			add("is %s, expected one of %s", show(v), strings.Join(opts, ", "))
 		}
 	}
+	if s.Ref != nil {
+		s.Ref.validate(v, path, out)
+	}
 	switch x := v.(type) {
 	case map[string]any:
+		if s.MinProperties != nil && len(x) < *s.MinProperties {
+			add("has %d keys, expected at least %d", len(x), *s.MinProperties)
+		}
+		if s.MaxProperties != nil && len(x) > *s.MaxProperties {
+			add("has %d keys, expected at most %d", len(x), *s.MaxProperties)
+		}
+		if s.PropertyNames != nil {
+			names := make([]string, 0, len(x))
+			for k := range x {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				var probs []Problem
+				s.PropertyNames.validate(k, path, &probs)
+				if len(probs) > 0 {
+					add("key %q: %s", k, probs[0].Msg)
+				}
+			}
+		}
 		for _, name := range s.Required {
 			if _, ok := x[name]; !ok {
 				add("missing key %q", name)

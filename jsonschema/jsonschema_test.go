@@ -68,6 +68,8 @@ func TestParseRejectsUnsupportedKeywords(t *testing.T) {
 		`{"pattern": "("}`:                            `#/pattern: error parsing regexp`,
 		`not json`:                                    `not valid JSON`,
 		`{"minItems": -1}`:                            `#/minItems: must be a whole number from 0 up`,
+		`{"$ref": "other.json#/a"}`:                   `#/$ref: only references to the schema's own $defs`,
+		`{"$ref": "#/$defs/nope"}`:                    `#/$ref: no definition "nope" in $defs`,
 	} {
 		_, err := Parse([]byte(doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -86,6 +88,53 @@ func TestCombinators(t *testing.T) {
 		json.Unmarshal([]byte(doc), &v)
 		if got := len(s.Validate(v)) == 0; got != ok {
 			t.Errorf("%s valid = %v, want %v", doc, got, ok)
+		}
+	}
+}
+
+// References into $defs, also recursive ones (a tree of nodes), key names
+// and key counts: what labrun's playbook schema uses.
+func TestRefsAndObjectKeys(t *testing.T) {
+	s, err := Parse([]byte(`{
+  "$ref": "#/$defs/node",
+  "$defs": {
+    "node": {
+      "type": "object", "required": ["name"], "additionalProperties": false,
+      "properties": {
+        "name": {"type": "string"},
+        "children": {"type": "object", "minProperties": 1, "maxProperties": 2,
+          "propertyNames": {"pattern": "^[a-z]+$"},
+          "additionalProperties": {"$ref": "#/$defs/node"}}
+      }
+    }
+  }
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		doc  string
+		want []string
+	}{
+		{doc: `{"name": "root", "children": {"a": {"name": "a", "children": {"b": {"name": "b"}}}}}`},
+		{doc: `{"name": "root", "children": {"a": {"name": "a", "children": {"b": {"nam": "b"}}}}}`, want: []string{
+			`/children/a/children/b: missing key "name"`,
+			`/children/a/children/b/nam: is not an allowed key`}},
+		{doc: `{"name": "root", "children": {}}`, want: []string{`/children: has 0 keys, expected at least 1`}},
+		{doc: `{"name": "root", "children": {"a": {"name": "a"}, "b": {"name": "b"}, "c": {"name": "c"}}}`, want: []string{`/children: has 3 keys, expected at most 2`}},
+		{doc: `{"name": "root", "children": {"A1": {"name": "x"}}}`, want: []string{`/children: key "A1": "A1" does not match pattern ^[a-z]+$`}},
+	}
+	for _, tt := range tests {
+		var v any
+		if err := json.Unmarshal([]byte(tt.doc), &v); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range s.Validate(v) {
+			got = append(got, p.String())
+		}
+		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%s:\ngot  %q\nwant %q", tt.doc, got, tt.want)
 		}
 	}
 }

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/labrun/labrun/actions"
 	_ "github.com/labrun/labrun/actions/all"
+	"github.com/labrun/labrun/jsonschema"
+	"gopkg.in/yaml.v3"
 )
 
 var update = flag.Bool("update", false, "rewrite schemas/playbook.schema.json")
@@ -70,4 +75,68 @@ func TestSchemaDescribesEveryAction(t *testing.T) {
 	if got := s.Defs["action.run"].Required; len(got) != 1 || got[0] != "argv" {
 		t.Errorf("run requires %v, want [argv]", got)
 	}
+}
+
+// Every playbook and example in the repository is valid against the
+// schema editors use, and the schema catches the mistakes it should.
+func TestPlaybooksMatchSchema(t *testing.T) {
+	b, err := Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := jsonschema.Parse(b)
+	if err != nil {
+		t.Fatalf("the generated schema does not load: %v", err)
+	}
+	var files []string
+	for _, g := range []string{"../playbooks/*.yaml", "../examples/*.yaml", "../examples/cluster/*.yaml"} {
+		m, _ := filepath.Glob(g)
+		files = append(files, m...)
+	}
+	checked := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".testbed.yaml") {
+			continue // a vars file, not a playbook
+		}
+		checked++
+		if probs := validateYAML(t, schema, readFile(t, f)); len(probs) > 0 {
+			t.Errorf("%s: %v", f, probs)
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("checked %d playbooks, expected the lab's and the examples", checked)
+	}
+	for _, c := range []struct{ name, src, want string }{
+		{"unknown step key", "name: a\nsteps:\n  - id: a\n    paralel: {}\n", "/steps/0/paralel: is not an allowed key"},
+		{"one branch", "name: a\nsteps:\n  - id: g\n    parallel:\n      only: [{id: a, run: {argv: [x]}}]\n", "/steps/0/parallel: has 1 keys, expected at least 2"},
+		{"branch name", "name: a\nsteps:\n  - id: g\n    parallel:\n      a-b: [{id: a, run: {argv: [x]}}]\n      c: [{id: c, run: {argv: [x]}}]\n", `key "a-b": "a-b" does not match pattern`},
+		{"step in a branch", "name: a\nsteps:\n  - id: g\n    parallel:\n      a: [{id: a, rn: {argv: [x]}}]\n      c: [{id: c, run: {argv: [x]}}]\n", "/steps/0/parallel/a/0/rn: is not an allowed key"},
+	} {
+		probs := validateYAML(t, schema, []byte(c.src))
+		if !strings.Contains(fmt.Sprint(probs), c.want) {
+			t.Errorf("%s: problems %v, want one with %q", c.name, probs, c.want)
+		}
+	}
+}
+
+func readFile(t *testing.T, f string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func validateYAML(t *testing.T, s *jsonschema.Schema, src []byte) []string {
+	t.Helper()
+	var doc any
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range s.Validate(doc) {
+		out = append(out, p.String())
+	}
+	return out
 }
