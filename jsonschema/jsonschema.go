@@ -87,14 +87,20 @@ type loader struct {
 }
 
 func (l *loader) compile(raw any, at string) (*Schema, error) {
+	s := &Schema{}
+	return s, l.fill(s, raw, at)
+}
+
+// fill compiles raw into s.
+func (l *loader) fill(s *Schema, raw any, at string) error {
 	switch r := raw.(type) {
 	case bool:
-		return &Schema{False: !r}, nil
+		s.False = !r
+		return nil
 	case map[string]any:
-		s := &Schema{}
-		return s, l.compileObject(s, r, at)
+		return l.compileObject(s, r, at)
 	}
-	return nil, fmt.Errorf("%s: a schema must be an object or a boolean", at)
+	return fmt.Errorf("%s: a schema must be an object or a boolean", at)
 }
 
 // ref resolves "#/$defs/NAME", compiling the definition on first use.
@@ -113,15 +119,7 @@ func (l *loader) ref(v any, where string) (*Schema, error) {
 	}
 	s := &Schema{}
 	l.defs[name] = s // before compiling: the definition may refer to itself
-	if b, isBool := raw.(bool); isBool {
-		s.False = !b
-		return s, nil
-	}
-	m, ok := raw.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("#/$defs/%s: a schema must be an object or a boolean", name)
-	}
-	return s, l.compileObject(s, m, "#/$defs/"+name)
+	return s, l.fill(s, raw, "#/$defs/"+name)
 }
 
 func (l *loader) compileObject(s *Schema, m map[string]any, at string) error {

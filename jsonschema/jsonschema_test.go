@@ -20,6 +20,20 @@ const svcSchema = `{
   }
 }`
 
+// problems validates the JSON text doc and returns the problems as text.
+func problems(t *testing.T, s *Schema, doc string) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range s.Validate(v) {
+		out = append(out, p.String())
+	}
+	return out
+}
+
 func TestValidate(t *testing.T) {
 	s, err := Parse([]byte(svcSchema))
 	if err != nil {
@@ -46,14 +60,7 @@ func TestValidate(t *testing.T) {
 		{doc: `[]`, want: []string{`is an array [], expected object`}},
 	}
 	for _, tt := range tests {
-		var v any
-		if err := json.Unmarshal([]byte(tt.doc), &v); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, p := range s.Validate(v) {
-			got = append(got, p.String())
-		}
+		got := problems(t, s, tt.doc)
 		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 			t.Errorf("%s:\ngot  %q\nwant %q", tt.doc, got, tt.want)
 		}
@@ -125,14 +132,7 @@ func TestRefsAndObjectKeys(t *testing.T) {
 		{doc: `{"name": "root", "children": {"A1": {"name": "x"}}}`, want: []string{`/children: key "A1": "A1" does not match pattern ^[a-z]+$`}},
 	}
 	for _, tt := range tests {
-		var v any
-		if err := json.Unmarshal([]byte(tt.doc), &v); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, p := range s.Validate(v) {
-			got = append(got, p.String())
-		}
+		got := problems(t, s, tt.doc)
 		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 			t.Errorf("%s:\ngot  %q\nwant %q", tt.doc, got, tt.want)
 		}
