@@ -1,29 +1,17 @@
 package runner
 
 import (
-	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/playbook"
+	"github.com/labrun/labrun/runner/runnertest"
 )
 
-// generated returns a playbook of n steps in which every step reads the
-// one before it, the shape that makes validation quadratic if types are
-// rebuilt per expression.
-func generated(n int) []byte {
-	var b strings.Builder
-	b.WriteString("name: big\nvars: {out: /tmp/big, n: 3}\noutputDir: ${{ vars.out }}\nsteps:\n  - id: s0\n    run: {argv: [echo, '0']}\n")
-	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, "  - id: s%d\n    run: {argv: [echo, \"${{ trim(steps.s%d.stdout) }}\", \"${{ vars.n }}\"]}\n    assert:\n      - that: result.exitCode == 0 and len(steps.s%d.stdout) >= 0\n", i, i-1, i-1)
-	}
-	return []byte(b.String())
-}
-
 func TestValidateLargePlaybook(t *testing.T) {
-	pb, err := playbook.Load("big.yaml", generated(2000), actions.Names())
+	pb, err := playbook.Load("big.yaml", runnertest.Generated(2000), actions.Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +27,7 @@ func TestValidateLargePlaybook(t *testing.T) {
 // BenchmarkValidate10k measures `labrun validate` on a generated
 // 10,000-step playbook (goal: under 2 s and 200 MB).
 func BenchmarkValidate10k(b *testing.B) {
-	src := generated(10000)
+	src := runnertest.Generated(10000)
 	b.ReportAllocs()
 	var peak uint64
 	for i := 0; i < b.N; i++ {
