@@ -83,7 +83,7 @@ func (c *Client) applyOne(ctx context.Context, m Manifest, opts ApplyOptions) (A
 	if obj.GetNamespace() != "" {
 		ns = obj.GetNamespace()
 	}
-	t, err := c.resource(obj.GetAPIVersion(), gvk.Kind, ns, false)
+	t, err := c.resource(ctx, obj.GetAPIVersion(), gvk.Kind, ns, false)
 	if err != nil {
 		return ApplyResult{}, err
 	}

@@ -12,13 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -77,12 +72,11 @@ type Client struct {
 	// namespaced objects that do not name one.
 	Namespace string
 
-	config    *rest.Config // base config; never printed (see Redact)
-	typed     kubernetes.Interface
-	dynamic   dynamic.Interface
-	discovery discovery.CachedDiscoveryInterface
-	mapper    *restMapper
-	secrets   *secretSet // credential values to scrub from errors
+	config  *rest.Config // base config; never printed (see Redact)
+	builtin *builtinClient
+	dynamic dynamic.Interface
+	mapper  *restMapper
+	secrets *secretSet // credential values to scrub from errors
 
 	// The exec WebSocket dialer, built on first exec (see wsDialer).
 	wsOnce sync.Once
@@ -102,16 +96,13 @@ func (c *Client) String() string {
 // client-go API this package does not wrap. Never print it with %#v.
 func (c *Client) Config() *rest.Config { return rest.CopyConfig(c.config) }
 
-// Typed returns the typed clientset (protobuf on the wire).
-func (c *Client) Typed() kubernetes.Interface { return c.typed }
-
 // Dynamic returns the dynamic client (JSON on the wire).
 func (c *Client) Dynamic() dynamic.Interface { return c.dynamic }
 
 // ServerVersion asks the API server for its version. It is the cheapest way
 // to check that the cluster answers and that the credentials work.
 func (c *Client) ServerVersion(ctx context.Context) (string, error) {
-	res := c.typed.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx)
+	res := c.builtin.core().Get().AbsPath("/version").Do(ctx)
 	if err := res.Error(); err != nil {
 		return "", c.wrap(err, "get", "server version at "+c.Host)
 	}
@@ -354,31 +345,30 @@ func newClient(in *rest.Config, opts ConnectOptions, secrets []string) (*Client,
 	// not once per request.
 	config.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
 
-	// Built-in types travel as protobuf: smaller and faster to decode than
-	// JSON, which matters for lists of pods and watches of endpoints.
-	typedConfig := rest.CopyConfig(config)
-	typedConfig.ContentType = runtime.ContentTypeProtobuf
-	typedConfig.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	typed, err := kubernetes.NewForConfig(typedConfig)
+	// One HTTP client, so one connection (HTTP/2) for every request.
+	hc, err := rest.HTTPClientFor(config)
 	if err != nil {
 		return nil, err
 	}
-	// The dynamic client handles any kind, including custom resources, which
-	// have no protobuf form; it shares nothing but the transport settings.
-	dyn, err := dynamic.NewForConfig(config)
+	// Built-in types travel as protobuf (see builtinClient). The dynamic
+	// client handles any kind, including custom resources, which have no
+	// protobuf form.
+	builtin, err := newBuiltinClient(config, hc)
 	if err != nil {
 		return nil, err
 	}
-	disc := memory.NewMemCacheClient(typed.Discovery())
+	dyn, err := dynamic.NewForConfigAndClient(config, hc)
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{
-		Host:      config.Host,
-		config:    config,
-		typed:     typed,
-		dynamic:   dyn,
-		discovery: disc,
-		secrets:   &secretSet{values: nonEmpty(secrets)},
+		Host:    config.Host,
+		config:  config,
+		builtin: builtin,
+		dynamic: dyn,
+		mapper:  newRESTMapper(discoverer(builtin.core())),
+		secrets: &secretSet{values: nonEmpty(secrets)},
 	}
-	c.mapper = newRESTMapper(disc, restmapper.NewDeferredDiscoveryRESTMapper(disc))
 	return c, nil
 }
 

@@ -42,7 +42,7 @@ type DeleteResult struct {
 // gone (a replacement with the same name, such as a StatefulSet pod, does
 // not count).
 func (c *Client) Delete(ctx context.Context, ref ObjectRef, opts DeleteOptions) (DeleteResult, error) {
-	t, err := c.resource(ref.APIVersion, ref.Kind, ref.Namespace, false)
+	t, err := c.resource(ctx, ref.APIVersion, ref.Kind, ref.Namespace, false)
 	if err != nil {
 		return DeleteResult{}, err
 	}

@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 )
@@ -379,7 +380,7 @@ func TestE2EWaitLatency(t *testing.T) {
 		<-ready
 		time.Sleep(50 * time.Millisecond) // let the watch start
 		start := time.Now()
-		if _, err := c.Typed().CoreV1().ConfigMaps(ns).Patch(ctxT(t, 5*time.Second), "flip", types.MergePatchType,
+		if _, err := typed(t, c).CoreV1().ConfigMaps(ns).Patch(ctxT(t, 5*time.Second), "flip", types.MergePatchType,
 			[]byte(`{"data":{"n":"`+want+`"}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -419,6 +420,63 @@ spec:
 	}
 	if !regexp.MustCompile(`main:(ErrImagePull|ImagePullBackOff|ErrImageNeverPull)`).MatchString(err.Error()) {
 		t.Errorf("message does not say why the pod is not ready")
+	}
+}
+
+// TestE2EDiscoveryForms: the real API server answers the aggregated
+// discovery request in that form, and the legacy documents name the same
+// resources, which resolve to the same kinds.
+func TestE2EDiscoveryForms(t *testing.T) {
+	c := e2eClient(t)
+	ctx := ctxT(t, 30*time.Second)
+	rc := c.builtin.core()
+	for _, q := range []struct {
+		accept string
+		want   bool
+	}{{acceptAggregated, true}, {"application/json", false}} {
+		if _, aggregated, err := getDiscovery(ctx, rc, "/apis", q.accept); err != nil || aggregated != q.want {
+			t.Fatalf("Accept %s: aggregated=%v %v, want %v", q.accept, aggregated, err, q.want)
+		}
+	}
+	agg, err := discoverAccepting(rc, acceptAggregated)(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, err := discoverAccepting(rc, "application/json")(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(r apiResource) string {
+		return fmt.Sprintf("%s %s %s %v %v", r.gvr, r.kind, r.singular, r.shortNames, r.namespaced)
+	}
+	set := func(rs []apiResource) map[string]bool {
+		out := map[string]bool{}
+		for _, r := range rs {
+			out[key(r)] = true
+		}
+		return out
+	}
+	a, l := set(agg), set(legacy)
+	for k := range a {
+		if !l[k] {
+			t.Errorf("only in aggregated discovery: %s", k)
+		}
+	}
+	for k := range l {
+		if !a[k] {
+			t.Errorf("only in legacy discovery: %s", k)
+		}
+	}
+	if len(a) < 50 || !a[key(apiResource{gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, kind: "Pod", singular: "pod", shortNames: []string{"po"}, namespaced: true})] {
+		t.Errorf("discovery found %d resources, pods not among them as expected", len(a))
+	}
+	ia, il := newResourceIndex(agg), newResourceIndex(legacy)
+	for name := range ia.byName {
+		ka, _ := ia.kindFor(schema.GroupResource{Resource: name})
+		kl, _ := il.kindFor(schema.GroupResource{Resource: name})
+		if ka != kl {
+			t.Errorf("%s: aggregated resolves %v, legacy %v", name, ka, kl)
+		}
 	}
 }
 
@@ -513,7 +571,7 @@ subjects:
 `)
 	readyPod(t, c, ns, "box", "")
 	exp := int64(600)
-	tr, err := c.Typed().CoreV1().ServiceAccounts(ns).CreateToken(ctxT(t, 10*time.Second), "viewer",
+	tr, err := typed(t, c).CoreV1().ServiceAccounts(ns).CreateToken(ctxT(t, 10*time.Second), "viewer",
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -929,6 +987,17 @@ func benchExec(b *testing.B, reuse bool) {
 func BenchmarkExecTrue(b *testing.B)        { benchExec(b, false) }
 func BenchmarkExecTrueSession(b *testing.B) { benchExec(b, true) }
 
+// typed is client-go's clientset on the client's configuration, for what a
+// test does outside labrun's own API.
+func typed(tb testing.TB, c *Client) kubernetes.Interface {
+	tb.Helper()
+	cs, err := kubernetes.NewForConfig(c.Config())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cs
+}
+
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // BenchmarkExecTrueClientGoWebSocket is the reference: client-go's own
@@ -937,7 +1006,7 @@ func BenchmarkExecTrueClientGoWebSocket(b *testing.B) {
 	c := e2eClient(b)
 	ns := testNamespace(b, c)
 	readyPod(b, c, ns, "box", "")
-	u := c.Typed().CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name("box").SubResource("exec").
+	u := typed(b, c).CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name("box").SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: "main", Command: []string{"true"}, Stdout: true, Stderr: true}, scheme.ParameterCodec).URL()
 	var ds []time.Duration
 	for b.Loop() {

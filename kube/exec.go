@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/exec"
 	"k8s.io/streaming/pkg/httpstream"
@@ -165,7 +164,7 @@ func (c *Client) execOnce(ctx context.Context, opts ExecOptions) (ExecResult, er
 // take the WebSocket upgrade. It reports the transport used and whether the
 // command may have started.
 func (c *Client) stream(ctx context.Context, opts ExecOptions, so remotecommand.StreamOptions) (transport string, started bool, err error) {
-	u := c.typed.CoreV1().RESTClient().Post().
+	u := c.builtin.core().Post().
 		Namespace(opts.Namespace).Resource("pods").Name(opts.Pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{
 			Container: opts.Container,
@@ -173,7 +172,7 @@ func (c *Client) stream(ctx context.Context, opts ExecOptions, so remotecommand.
 			Stdin:     so.Stdin != nil,
 			Stdout:    true,
 			Stderr:    true,
-		}, scheme.ParameterCodec).URL()
+		}, parameterCodec()).URL()
 
 	dialer, err := c.wsDialer()
 	if err != nil {

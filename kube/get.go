@@ -58,8 +58,8 @@ type target struct {
 func (t target) kind() string { return t.mapping.GroupVersionKind.Kind }
 
 // resource resolves apiVersion/kind and picks the namespace.
-func (c *Client) resource(apiVersion, kind, namespace string, allNamespaces bool) (target, error) {
-	m, err := c.mapper.resolve(apiVersion, kind)
+func (c *Client) resource(ctx context.Context, apiVersion, kind, namespace string, allNamespaces bool) (target, error) {
+	m, err := c.mapper.resolve(ctx, apiVersion, kind)
 	if err != nil {
 		what := kind
 		if apiVersion != "" {
@@ -88,7 +88,7 @@ func (c *Client) resource(apiVersion, kind, namespace string, allNamespaces bool
 // Get returns one object as its unstructured content (.Object), so that
 // expressions can read e.g. .spec.clusterIP.
 func (c *Client) Get(ctx context.Context, ref ObjectRef) (map[string]any, error) {
-	t, err := c.resource(ref.APIVersion, ref.Kind, ref.Namespace, false)
+	t, err := c.resource(ctx, ref.APIVersion, ref.Kind, ref.Namespace, false)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (c *Client) Get(ctx context.Context, ref ObjectRef) (map[string]any, error)
 // List returns the selected objects sorted by namespace and name, so that
 // results and "first match" choices are the same on every run.
 func (c *Client) List(ctx context.Context, opts ListOptions) ([]map[string]any, error) {
-	t, err := c.resource(opts.APIVersion, opts.Kind, opts.Namespace, opts.AllNamespaces)
+	t, err := c.resource(ctx, opts.APIVersion, opts.Kind, opts.Namespace, opts.AllNamespaces)
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,8 @@ func (c *Client) Logs(ctx context.Context, namespace, pod string, opts LogOption
 	}
 	// Result.Error decodes the server's Status (Raw alone would report a
 	// 400 as "unknown reason").
-	res := c.typed.CoreV1().Pods(namespace).GetLogs(pod, po).Do(ctx)
+	res := c.builtin.core().Get().Namespace(namespace).Resource("pods").Name(pod).SubResource("log").
+		VersionedParams(po, parameterCodec()).Do(ctx)
 	if err := res.Error(); err != nil {
 		return "", c.wrap(err, "logs of", fmt.Sprintf("container %q of pod %q in namespace %q", container, pod, namespace))
 	}
@@ -72,8 +73,8 @@ func (c *Client) Logs(ctx context.Context, namespace, pod string, opts LogOption
 
 // defaultContainer picks the container kubectl would pick.
 func (c *Client) defaultContainer(ctx context.Context, namespace, pod string) (string, error) {
-	p, err := c.typed.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
-	if err != nil {
+	p := &corev1.Pod{}
+	if err := c.builtin.get(ctx, "pods", namespace, pod, p); err != nil {
 		return "", c.wrap(err, "get", describe("Pod", namespace, pod))
 	}
 	return DefaultContainer(p), nil

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
 )
 
 // PodQuery says which pod a step means, the way kubectl exec/logs accept
@@ -49,7 +50,7 @@ func (c *Client) ResolvePod(ctx context.Context, q PodQuery) (Pod, error) {
 	if q.Namespace == "" {
 		q.Namespace = c.Namespace
 	}
-	p, err := ResolvePodWith(ctx, c.typed, q)
+	p, err := resolvePod(ctx, c.builtin, q)
 	if err != nil {
 		return Pod{}, c.scrub(err)
 	}
@@ -72,14 +73,14 @@ func podInfo(p *corev1.Pod) Pod {
 	return out
 }
 
-// ResolvePodWith resolves q with any clientset (a fake one in tests).
+// resolvePod resolves q with any objectReader (a fake one in tests).
 //
 // A plain name is that pod. A workload reference uses the workload's own
 // selector, and a label selector is used as is; among the matching pods the
 // best candidate wins (see podLess): running and ready first, then the
 // longest ready, then the oldest, then by name, so the choice is the same
 // on every run. With Node set, only pods on that node are candidates.
-func ResolvePodWith(ctx context.Context, cs kubernetes.Interface, q PodQuery) (*corev1.Pod, error) {
+func resolvePod(ctx context.Context, cs objectReader, q PodQuery) (*corev1.Pod, error) {
 	ns := q.Namespace
 	if ns == "" {
 		ns = "default"
@@ -102,8 +103,8 @@ func ResolvePodWith(ctx context.Context, cs kubernetes.Interface, q PodQuery) (*
 			return nil, fmt.Errorf("resolve pod %q: no name after %q", q.Target, kind+"/")
 		}
 		if k == "pod" {
-			p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
+			p := &corev1.Pod{}
+			if err := cs.get(ctx, "pods", ns, name, p); err != nil {
 				return nil, wrapErr(err, "resolve pod", describe("Pod", ns, name), nil)
 			}
 			if q.Node != "" && p.Spec.NodeName != q.Node {
@@ -126,7 +127,7 @@ func ResolvePodWith(ctx context.Context, cs kubernetes.Interface, q PodQuery) (*
 		return nil, fmt.Errorf("resolve pod: no pod name, workload or label selector given")
 	}
 
-	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	list, err := cs.listPods(ctx, ns, sel.String())
 	if err != nil {
 		return nil, wrapErr(err, "resolve pod for", fmt.Sprintf("%s in namespace %q", what, ns), nil)
 	}
@@ -182,42 +183,42 @@ func workloadKind(kind string) (string, bool) {
 }
 
 // workloadSelector returns the pod selector of a workload.
-func workloadSelector(ctx context.Context, cs kubernetes.Interface, ns, kind, name string) (labels.Selector, error) {
+func workloadSelector(ctx context.Context, cs objectReader, ns, kind, name string) (labels.Selector, error) {
 	var ls *metav1.LabelSelector
 	switch kind {
 	case "deployment":
-		o, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		o := &appsv1.Deployment{}
+		if err := cs.get(ctx, "deployments", ns, name, o); err != nil {
 			return nil, err
 		}
 		ls = o.Spec.Selector
 	case "daemonset":
-		o, err := cs.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		o := &appsv1.DaemonSet{}
+		if err := cs.get(ctx, "daemonsets", ns, name, o); err != nil {
 			return nil, err
 		}
 		ls = o.Spec.Selector
 	case "statefulset":
-		o, err := cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		o := &appsv1.StatefulSet{}
+		if err := cs.get(ctx, "statefulsets", ns, name, o); err != nil {
 			return nil, err
 		}
 		ls = o.Spec.Selector
 	case "replicaset":
-		o, err := cs.AppsV1().ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		o := &appsv1.ReplicaSet{}
+		if err := cs.get(ctx, "replicasets", ns, name, o); err != nil {
 			return nil, err
 		}
 		ls = o.Spec.Selector
 	case "job":
-		o, err := cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		o := &batchv1.Job{}
+		if err := cs.get(ctx, "jobs", ns, name, o); err != nil {
 			return nil, err
 		}
 		ls = o.Spec.Selector
 	case "service":
-		o, err := cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		o := &corev1.Service{}
+		if err := cs.get(ctx, "services", ns, name, o); err != nil {
 			return nil, err
 		}
 		if len(o.Spec.Selector) == 0 {

@@ -2,6 +2,8 @@ package kube
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -81,7 +84,7 @@ func TestResolvePod(t *testing.T) {
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "headless", Namespace: ns}},
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "empty", Namespace: ns}, Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "none"}}}},
 	}
-	cs := fake.NewClientset(objs...)
+	cs := fakeReader{fake.NewClientset(objs...)}
 
 	tests := []struct {
 		name     string
@@ -117,7 +120,7 @@ func TestResolvePod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.q.Namespace = ns
-			p, err := ResolvePodWith(context.Background(), cs, tt.q)
+			p, err := resolvePod(context.Background(), cs, tt.q)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %v, want error containing %q", err, tt.wantErr)
@@ -135,4 +138,41 @@ func TestResolvePod(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeReader is an objectReader over client-go's fake clientset, which
+// answers like the API server, NotFound errors included.
+type fakeReader struct{ cs kubernetes.Interface }
+
+func (f fakeReader) get(ctx context.Context, resource, ns, name string, into runtime.Object) error {
+	var obj runtime.Object
+	var err error
+	get := metav1.GetOptions{}
+	switch resource {
+	case "pods":
+		obj, err = f.cs.CoreV1().Pods(ns).Get(ctx, name, get)
+	case "services":
+		obj, err = f.cs.CoreV1().Services(ns).Get(ctx, name, get)
+	case "deployments":
+		obj, err = f.cs.AppsV1().Deployments(ns).Get(ctx, name, get)
+	case "daemonsets":
+		obj, err = f.cs.AppsV1().DaemonSets(ns).Get(ctx, name, get)
+	case "statefulsets":
+		obj, err = f.cs.AppsV1().StatefulSets(ns).Get(ctx, name, get)
+	case "replicasets":
+		obj, err = f.cs.AppsV1().ReplicaSets(ns).Get(ctx, name, get)
+	case "jobs":
+		obj, err = f.cs.BatchV1().Jobs(ns).Get(ctx, name, get)
+	default:
+		return fmt.Errorf("fakeReader: no %s", resource)
+	}
+	if err != nil {
+		return err
+	}
+	reflect.ValueOf(into).Elem().Set(reflect.ValueOf(obj).Elem())
+	return nil
+}
+
+func (f fakeReader) listPods(ctx context.Context, ns, selector string) (*corev1.PodList, error) {
+	return f.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 }

@@ -26,7 +26,7 @@ func (c *Client) Scale(ctx context.Context, ref ObjectRef, replicas int64) (Scal
 	if replicas < 0 {
 		return ScaleResult{}, fmt.Errorf("scale: replicas must not be negative, got %d", replicas)
 	}
-	t, err := c.resource(ref.APIVersion, ref.Kind, ref.Namespace, false)
+	t, err := c.resource(ctx, ref.APIVersion, ref.Kind, ref.Namespace, false)
 	if err != nil {
 		return ScaleResult{}, err
 	}

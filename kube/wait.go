@@ -134,7 +134,7 @@ func (w *waiter) run(ctx context.Context) ([]map[string]any, error) {
 	var t target
 	for {
 		var err error
-		t, err = w.c.resource(w.opts.APIVersion, w.opts.Kind, w.opts.Namespace, w.opts.AllNamespaces)
+		t, err = w.c.resource(ctx, w.opts.APIVersion, w.opts.Kind, w.opts.Namespace, w.opts.AllNamespaces)
 		if err == nil {
 			break
 		}

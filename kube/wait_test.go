@@ -15,30 +15,26 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/discovery/cached/memory"
-	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/restmapper"
 	clienttesting "k8s.io/client-go/testing"
 )
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
-// fakeClient is a Client over client-go's fake dynamic client and fake
-// discovery: enough to test Wait's list/watch logic without a cluster.
+// fakeClient is a Client over client-go's fake dynamic client and a fixed
+// list of resources: enough to test Wait's list/watch logic without a cluster.
 func fakeClient(t *testing.T, objs ...runtime.Object) (*Client, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		podsGVR: "PodList",
 		{Group: "apps", Version: "v1", Resource: "deployments"}: "DeploymentList",
 	}, objs...)
-	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{
-		{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Verbs: []string{"get", "list", "watch"}}}},
-		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{{Name: "deployments", SingularName: "deployment", Kind: "Deployment", Namespaced: true, ShortNames: []string{"deploy"}, Verbs: []string{"get", "list", "watch"}}}},
-	}}}
-	cached := memory.NewMemCacheClient(disc)
-	c := &Client{Namespace: "default", dynamic: dyn, discovery: cached, secrets: &secretSet{}}
-	c.mapper = newRESTMapper(cached, restmapper.NewDeferredDiscoveryRESTMapper(cached))
+	resources := []apiResource{
+		{gvr: podsGVR, kind: "Pod", singular: "pod", shortNames: []string{"po"}, namespaced: true},
+		{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, kind: "Deployment", singular: "deployment", shortNames: []string{"deploy"}, namespaced: true},
+	}
+	c := &Client{Namespace: "default", dynamic: dyn, secrets: &secretSet{}}
+	c.mapper = newRESTMapper(func(context.Context) ([]apiResource, error) { return resources, nil })
 	return c, dyn
 }
 
@@ -191,22 +187,22 @@ func TestWaitCondErrorEndsWait(t *testing.T) {
 func TestWaitResolvesShortNames(t *testing.T) {
 	c, _ := fakeClient(t)
 	for _, kind := range []string{"Pod", "pod", "pods", "po"} {
-		tg, err := c.resource("", kind, "", false)
+		tg, err := c.resource(context.Background(), "", kind, "", false)
 		if err != nil || tg.mapping.Resource != podsGVR {
 			t.Errorf("%s: %v %v", kind, tg.mapping, err)
 		}
 	}
-	if tg, err := c.resource("", "deploy", "lab", false); err != nil || tg.mapping.Resource.Group != "apps" || tg.namespace != "lab" {
+	if tg, err := c.resource(context.Background(), "", "deploy", "lab", false); err != nil || tg.mapping.Resource.Group != "apps" || tg.namespace != "lab" {
 		t.Errorf("deploy: %+v %v", tg, err)
 	}
-	if _, err := c.resource("", "Nope", "", false); err == nil || !strings.Contains(err.Error(), "Nope") {
+	if _, err := c.resource(context.Background(), "", "Nope", "", false); err == nil || !strings.Contains(err.Error(), "Nope") {
 		t.Errorf("unknown kind: %v", err)
 	}
 }
 
 func TestUnknownKindMessage(t *testing.T) {
 	c, _ := fakeClient(t)
-	_, err := c.resource("nope.labrun.io/v1", "Nope", "", false)
+	_, err := c.resource(context.Background(), "nope.labrun.io/v1", "Nope", "", false)
 	want := `resolve kind nope.labrun.io/v1 Nope: no matches for kind "Nope" in version "nope.labrun.io/v1" (is the CRD installed and established?)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/labrun/labrun/kube"
 )
@@ -202,7 +203,13 @@ type reference struct {
 }
 
 func startReference(ctx context.Context, c *kube.Client) (*reference, error) {
-	pods := c.Typed().CoreV1().Pods(waitNamespace)
+	// client-go's own typed client, as a program without labrun would
+	// watch
+	cs, err := kubernetes.NewForConfig(c.Config())
+	if err != nil {
+		return nil, err
+	}
+	pods := cs.CoreV1().Pods(waitNamespace)
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: waitSelector})
 	if err != nil {
 		return nil, err
