@@ -63,6 +63,13 @@ type Compiler struct {
 
 	layout  *layout                       // nil when declarations changed since it was built
 	configs map[reflect.Type]*conf.Config // per result type, for the current layout
+	// stale holds the steps whose type changed since the layout was built
+	// (compute steps learn theirs from their spec). An expression that
+	// reads none of them compiles against the layout as it is, and runs
+	// on a copy of the environment in that layout (Env.root); one that
+	// reads one of them gets a new layout. That saves a layout and its
+	// configurations per compute step while the compute steps are built.
+	stale map[string]bool
 
 	// mu serialises compiling: a run compiles too, when a failed condition
 	// is explained, and the branches of a parallel step may do that at
@@ -92,7 +99,21 @@ func NewCompiler(funcs []Function) *Compiler {
 // Functions lists the functions expressions can call.
 func (c *Compiler) Functions() []Function { return c.funcs }
 
-func (c *Compiler) changed() { c.layout, c.configs = nil, nil }
+func (c *Compiler) changed() { c.layout, c.configs, c.stale = nil, nil, nil }
+
+// Settle drops a layout that has stale steps, so that expressions compiled
+// from now on, and environments made, use the final one.
+func (c *Compiler) Settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.settle()
+}
+
+func (c *Compiler) settle() {
+	if len(c.stale) > 0 {
+		c.changed()
+	}
+}
 
 // DeclareVar adds a variable of type t; expressions compiled afterwards may
 // read it.
@@ -119,12 +140,18 @@ func (c *Compiler) DeclareEnv(names []string) {
 // DeclareStep records step id, in order, with its result type (a struct
 // type; the environment holds a pointer to it).
 // Declaring an id again changes its type and keeps its place: compute
-// steps learn their result type only once their spec is compiled.
+// steps learn their result type only once their spec is compiled. The
+// layout is rebuilt only when an expression reads the step (see stale).
 func (c *Compiler) DeclareStep(id string, result reflect.Type, pos diag.Pos) {
 	if s, ok := c.steps[id]; ok {
 		s.result = result
 		c.steps[id] = s
-		c.changed()
+		if c.layout != nil {
+			if c.stale == nil {
+				c.stale = map[string]bool{}
+			}
+			c.stale[id] = true
+		}
 		return
 	}
 	c.steps[id] = stepInfo{index: len(c.stepOrder), result: result, pos: pos, field: len(c.stepOrder)}
@@ -190,6 +217,7 @@ func structOf(names []string, typeOf func(string) reflect.Type) (reflect.Type, m
 	return reflect.StructOf(fields), index
 }
 
+// getLayout returns the layout as it is, stale steps and all.
 func (c *Compiler) getLayout() *layout {
 	if c.layout != nil {
 		return c.layout
@@ -247,9 +275,12 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if err != nil {
 		return nil, exprError(src, pos, err)
 	}
-	refs, err := c.checkRefs(src, pos, tree.Node, ctx)
+	refs, wholeSteps, err := c.checkRefs(src, pos, tree.Node, ctx)
 	if err != nil {
 		return nil, err
+	}
+	if c.readsStale(refs, wholeSteps) {
+		c.changed()
 	}
 	prog, et, err := c.compileTree(tree, ctx.Result, ctx.Want)
 	if err != nil {
@@ -265,6 +296,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 func (c *Compiler) compile(src string, result reflect.Type, want reflect.Kind) (*vm.Program, reflect.Type, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.settle()
 	cfg, _ := c.config(result)
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
@@ -353,10 +385,28 @@ func quoteExpr(src string) string {
 	return "`" + src + "`"
 }
 
+// readsStale tells whether an expression reading refs (and steps as a
+// whole, or by a computed name, when wholeSteps) reads a stale step.
+func (c *Compiler) readsStale(refs []string, wholeSteps bool) bool {
+	if len(c.stale) == 0 {
+		return false
+	}
+	if wholeSteps {
+		return true
+	}
+	for _, r := range refs {
+		if id, ok := strings.CutPrefix(r, RootSteps+"."); ok && c.stale[id] {
+			return true
+		}
+	}
+	return false
+}
+
 // checkRefs walks the expression for steps.X, vars.X, env.X and result
 // member chains and reports unknown or not-yet-run names in the words of
 // the playbook, with a suggestion, before expr's more generic checker.
-func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Context) ([]string, error) {
+// wholeSteps says the expression uses steps other than as steps.NAME.
+func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Context) (refs []string, wholeSteps bool, err error) {
 	var first error
 	fail := func(n ast.Node, format string, args ...any) {
 		if first != nil {
@@ -370,7 +420,6 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 	}
 	v := &refVisitor{}
 	ast.Walk(&root, v)
-	var refs []string
 	for _, chain := range v.chains {
 		names := chain.names
 		if len(names) >= 2 && (names[0] == RootSteps || names[0] == RootVars) {
@@ -382,6 +431,7 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 		switch names[0] {
 		case RootSteps:
 			if len(names) < 2 {
+				wholeSteps = true
 				continue
 			}
 			s, ok := c.steps[names[1]]
@@ -435,7 +485,7 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 			}
 		}
 	}
-	return refs, first
+	return refs, wholeSteps, first
 }
 
 // fieldPath follows names through t by expr field names and reports the

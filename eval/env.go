@@ -31,6 +31,7 @@ type Env struct {
 // NewEnv returns an environment for the compiler's declarations, with
 // every step result nil until set.
 func (c *Compiler) NewEnv() *Env {
+	c.Settle()
 	l := c.getLayout()
 	return &Env{
 		l:     l,

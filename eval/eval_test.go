@@ -277,3 +277,65 @@ func TestSetFunctionsTakeAnyListType(t *testing.T) {
 		}
 	}
 }
+
+// computed is the result type a compute step learns from its spec.
+type computed struct {
+	Port int `expr:"port" json:"port"`
+}
+
+// TestRedeclaredStepKeepsLayoutUntilRead: a step declared again with a new
+// type (a compute step) keeps the layout for expressions that do not read
+// it, which then run on a copy of the environment; an expression that
+// reads it, or reads steps as a whole, gets a layout with the new type.
+func TestRedeclaredStepKeepsLayoutUntilRead(t *testing.T) {
+	c := testCompiler()
+	first, err := c.Compile("steps.first.stdout", diag.Pos{}, Context{Step: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := c.layout
+	c.DeclareStep("second", reflect.TypeOf(computed{}), diag.Pos{})
+	notReading, err := c.Compile("steps.first.exitCode + 1", diag.Pos{}, Context{Step: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.layout != before {
+		t.Fatal("an expression that does not read the redeclared step built a new layout")
+	}
+	if _, err := c.Compile("steps.second.stdout", diag.Pos{}, Context{Step: 3}); err == nil || !strings.Contains(err.Error(), `no field "stdout"`) {
+		t.Fatalf("the old type of steps.second still checks: %v", err)
+	}
+	reading, err := c.Compile("steps.second.port * 2", diag.Pos{}, Context{Step: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.layout == before {
+		t.Fatal("reading the redeclared step kept the stale layout")
+	}
+	c.DeclareStep("first", reflect.TypeOf(fakeResult{}), diag.Pos{})
+	stale := c.layout
+	whole, err := c.Compile("toJSON(steps) contains `\"port\": 40404`", diag.Pos{}, Context{Step: 3, Want: reflect.Bool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.layout == stale {
+		t.Fatal("reading steps as a whole kept the stale layout")
+	}
+
+	env := c.NewEnv()
+	if err := env.SetStep("first", &fakeResult{Stdout: "a", ExitCode: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.SetStep("second", &computed{Port: 40404}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		x    *Expr
+		want any
+	}{{first, "a"}, {notReading, 5}, {reading, 80808}, {whole, true}} {
+		got, err := tt.x.Eval(env)
+		if err != nil || got != tt.want {
+			t.Errorf("%s = %v (%v), want %v", tt.x.Src, got, err, tt.want)
+		}
+	}
+}

@@ -149,13 +149,15 @@ func Compile(pb *playbook.Playbook, opts Options) (*Plan, error) {
 	// first, in order: each new result type changes the environment's
 	// layout, and once all are known every other expression compiles
 	// against one final layout, with one expr configuration per result
-	// type, instead of new ones after each compute step.
+	// type, instead of new ones after each compute step (a compute spec
+	// gets a new layout only when it reads an earlier compute step).
 	c.specs = map[*playbook.Step]builtSpec{}
 	for i, s := range steps {
 		if info, ok := actions.Lookup(s.Action); ok && info.DynamicResult {
 			c.specs[s] = c.buildSpec(i, s, info)
 		}
 	}
+	c.ec.Settle()
 	for i, s := range steps {
 		c.step(i, s)
 	}
