@@ -17,57 +17,16 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/labrun/labrun/bpfmaps"
 	"github.com/labrun/labrun/kube"
+	"github.com/labrun/labrun/kube/kubetest"
 	"github.com/labrun/labrun/parse"
 )
-
-const varsFile = "/var/lib/labrun-testbed/vars.yaml"
 
 // holderPort is the holder's fixed source port (cca-datapath uses 40404
 // in namespace cca-dp; this test must not clash with a lab run on the same
 // cluster).
 const holderPort = 40505
-
-// testbedVars is the part of the testbed's vars.yaml this file reads.
-type testbedVars struct {
-	BPFFS       string `yaml:"bpffs"`
-	PythonImage string `yaml:"python_image"`
-}
-
-func readVars(tb testing.TB) testbedVars {
-	tb.Helper()
-	data, err := os.ReadFile(varsFile)
-	if err != nil {
-		tb.Fatalf("%v (run make testbed-up)", err)
-	}
-	var v testbedVars
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		tb.Fatalf("%s: %v", varsFile, err)
-	}
-	if v.BPFFS == "" {
-		tb.Fatalf("%s has no bpffs key: the testbed was started before it exposed its bpffs; run testbed/down && testbed/up", varsFile)
-	}
-	if v.PythonImage == "" {
-		v.PythonImage = "labrun.local/python:3.11.2"
-	}
-	return v
-}
-
-func connectTB(tb testing.TB) *kube.Client {
-	tb.Helper()
-	kc := os.Getenv("LABRUN_KUBECONFIG")
-	if kc == "" {
-		kc = "/var/lib/labrun-testbed/kubeconfig"
-	}
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
-	if err != nil {
-		tb.Fatalf("%v (run make testbed-up)", err)
-	}
-	return c
-}
 
 // poll calls check every interval until it reports done, and fails the test
 // with what it waited for and the last state check described when timeout
@@ -181,18 +140,9 @@ func deployScenario(ctx context.Context, t *testing.T, c *kube.Client, image str
 		t.Fatal(err)
 	}
 	manifest := strings.NewReplacer("NS", ns, "IMAGE", image, "PORT", strconv.Itoa(holderPort)).Replace(string(web) + holderManifest)
-	ms, err := kube.DecodeText("bpfmap e2e", []byte(manifest))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// In order: the Service exists before holder, so kubelet gives holder
 	// WEB_SERVICE_HOST/PORT.
-	if _, err := c.Apply(ctx, ms, kube.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Delete(context.Background(), kube.ObjectRef{Kind: "Namespace", Name: ns}, kube.DeleteOptions{IgnoreNotFound: true})
-	})
+	kubetest.ApplyInNamespace(ctx, t, c, ns, "bpfmap e2e", manifest)
 	wait := func(what string, f func(context.Context) error) {
 		t.Helper()
 		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -239,8 +189,8 @@ func deployScenario(ctx context.Context, t *testing.T, c *kube.Client, image str
 // conntrack entries exactly as `cilium-dbg bpf lb list` and `cilium-dbg
 // bpf ct list global` in the agent print them.
 func TestBpfmapsMatchCiliumDbg(t *testing.T) {
-	v := readVars(t)
-	c := connectTB(t)
+	v := kubetest.ReadVars(t)
+	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -511,8 +461,8 @@ func grepLines(out, substr string) string {
 // action uses). It reports each per-op time and how many times faster
 // bpfmaps is (x-vs-exec, x-vs-session).
 func BenchmarkBpfmapsLiveConntrack(b *testing.B) {
-	v := readVars(b)
-	c := connectTB(b)
+	v := kubetest.ReadVars(b)
+	c := kubetest.Connect(b)
 	ctx := context.Background()
 	r, err := bpfmaps.Open(v.BPFFS)
 	if err != nil {

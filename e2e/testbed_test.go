@@ -10,29 +10,17 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/labrun/labrun/kube"
+	"github.com/labrun/labrun/kube/kubetest"
 	"github.com/labrun/labrun/parse"
 )
 
 const nodeExec = "/var/lib/labrun-testbed/bin/node-exec"
-
-func connect(t *testing.T) *kube.Client {
-	kc := os.Getenv("LABRUN_KUBECONFIG")
-	if kc == "" {
-		kc = "/var/lib/labrun-testbed/kubeconfig"
-	}
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
-	if err != nil {
-		t.Fatalf("%v (run make testbed-up)", err)
-	}
-	return c
-}
 
 func onNode(t *testing.T, argv ...string) string {
 	t.Helper()
@@ -56,7 +44,7 @@ func TestStatusScript(t *testing.T) {
 }
 
 func TestServiceThroughSocketLBAndNodePort(t *testing.T) {
-	c := connect(t)
+	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ns := fmt.Sprintf("e2e-testbed-%d", time.Now().UnixNano()%100000)
@@ -101,16 +89,7 @@ spec:
     imagePullPolicy: IfNotPresent
     command: [sleep, "3600"]
 `, "NS", ns)
-	ms, err := kube.DecodeText("testbed e2e", []byte(manifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Apply(ctx, ms, kube.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Delete(context.Background(), kube.ObjectRef{Kind: "Namespace", Name: ns}, kube.DeleteOptions{IgnoreNotFound: true})
-	})
+	kubetest.ApplyInNamespace(ctx, t, c, ns, "testbed e2e", manifest)
 	if _, err := c.WaitPodsReady(ctx, ns, "app=echo", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +156,7 @@ spec:
 }
 
 func TestKubeProxyReplacementAndNoKubeProxyRules(t *testing.T) {
-	c := connect(t)
+	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pod, err := c.ResolvePod(ctx, kube.PodQuery{Namespace: "kube-system", Target: "ds/cilium"})

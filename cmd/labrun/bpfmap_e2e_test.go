@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/labrun/labrun/kube"
+	"github.com/labrun/labrun/kube/kubetest"
 )
 
 // The bpfmap action through labrun's command on the testbed: a tiny
@@ -55,26 +54,9 @@ steps:
 `
 
 func TestBpfmapActionUntilSlots(t *testing.T) {
-	kc := testbedKubeconfig(t)
-	data, err := os.ReadFile("/var/lib/labrun-testbed/vars.yaml")
-	if err != nil {
-		t.Fatalf("%v (run make testbed-up)", err)
-	}
-	var vars struct {
-		BPFFS       string `yaml:"bpffs"`
-		PythonImage string `yaml:"python_image"`
-	}
-	if err := yaml.Unmarshal(data, &vars); err != nil {
-		t.Fatal(err)
-	}
-	if vars.BPFFS == "" || vars.PythonImage == "" {
-		t.Fatalf("vars.yaml lacks bpffs or python_image (testbed started before it exposed its bpffs? run testbed/down && testbed/up):\n%s", data)
-	}
-
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kc := kubetest.Kubeconfig(t)
+	vars := kubetest.ReadVars(t)
+	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	ns := fmt.Sprintf("e2e-bpfmap-cli-%d", time.Now().UnixNano()%100000)
@@ -82,16 +64,7 @@ func TestBpfmapActionUntilSlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := kube.DecodeText("bpfmap until", []byte(strings.NewReplacer("NS", ns, "IMAGE", vars.PythonImage).Replace(string(web))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Apply(ctx, ms, kube.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Delete(context.Background(), kube.ObjectRef{Kind: "Namespace", Name: ns}, kube.DeleteOptions{IgnoreNotFound: true})
-	})
+	kubetest.ApplyInNamespace(ctx, t, c, ns, "bpfmap until", strings.NewReplacer("NS", ns, "IMAGE", vars.PythonImage).Replace(string(web)))
 	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer wcancel()
 	if _, err := c.WaitServiceEndpoints(wctx, ns, "web", 2); err != nil {

@@ -14,23 +14,13 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/kube"
+	"github.com/labrun/labrun/kube/kubetest"
 )
 
 // The main job, end to end: labrun solves cca-datapath on the testbed
 // (make testbed-up), twice in a row, and the files hold what Cilium 1.20
 // shows. Values that can be read independently are compared with the
 // cluster through client-go.
-
-func testbedKubeconfig(t *testing.T) string {
-	kc := os.Getenv("LABRUN_KUBECONFIG")
-	if kc == "" {
-		kc = "/var/lib/labrun-testbed/kubeconfig"
-	}
-	if _, err := os.Stat(kc); err != nil {
-		t.Fatalf("no testbed kubeconfig at %s (%v): run make testbed-up", kc, err)
-	}
-	return kc
-}
 
 func readJSON(t *testing.T, dir, name string) map[string]any {
 	t.Helper()
@@ -102,7 +92,7 @@ func checkOverlap(t *testing.T, report string) {
 }
 
 func TestCCADatapathOnTestbed(t *testing.T) {
-	kc := testbedKubeconfig(t)
+	kc := kubetest.Kubeconfig(t)
 	out := t.TempDir()
 	reports := t.TempDir()
 	solve(t, kc, out, "--report", "junit="+filepath.Join(reports, "junit.xml"))
@@ -181,10 +171,7 @@ func TestCCADatapathOnTestbed(t *testing.T) {
 	}
 
 	// The same facts read without labrun's engine.
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	web, err := c.Get(ctx, kube.ObjectRef{Kind: "Service", Namespace: "cca-dp", Name: "web"})
@@ -206,7 +193,7 @@ func TestCCADatapathOnTestbed(t *testing.T) {
 // files labrun wrote pass, and copies with a wrong value, a string where a
 // number belongs, and a missing key fail with messages that say so.
 func TestCheckGradesLabFiles(t *testing.T) {
-	kc := testbedKubeconfig(t)
+	kc := kubetest.Kubeconfig(t)
 	out := t.TempDir()
 	solve(t, kc, out)
 	check := func(dir string) (int, string) {
@@ -256,14 +243,11 @@ func TestCheckGradesLabFiles(t *testing.T) {
 // deleted), a resumed run re-reads the state: ct.json is made again and
 // report.txt names the new backend.
 func TestHolderReconnectRemakesCT(t *testing.T) {
-	kc := testbedKubeconfig(t)
+	kc := kubetest.Kubeconfig(t)
 	out := t.TempDir()
 	solve(t, kc, out)
 	before := readJSON(t, out, "ct.json")
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := c.Delete(ctx, kube.ObjectRef{Kind: "Pod", Namespace: "cca-dp", Name: before["backend_pod"].(string)}, kube.DeleteOptions{Wait: true}); err != nil {
@@ -283,7 +267,7 @@ func TestHolderReconnectRemakesCT(t *testing.T) {
 
 // The cluster examples run on the test cluster with its local image.
 func TestClusterExamplesOnTestbed(t *testing.T) {
-	kc := testbedKubeconfig(t)
+	kc := kubetest.Kubeconfig(t)
 	files, err := filepath.Glob("../../examples/cluster/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no cluster examples: %v", err)
