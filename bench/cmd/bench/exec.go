@@ -133,7 +133,7 @@ func benchExec(ctx context.Context, b *bench) ([]Row, error) {
 			withNote("Each labrun sample, in every exec row, includes resolving ds/cilium to its pod (a Get and a List, %s ms median here), as each cilium step of a playbook does.",
 				fmtNum(med(resolve))),
 		compare("exec `true`, single exec (transport and the exec's setup)",
-			durations("kube.Client.Exec", "ms", trueSingle), durations("kubectl exec", "ms", kubectlTrue), 2),
+			durations("kube.Client.Exec", "ms", trueSingle), durations("kubectl exec", "ms", kubectlTrue), 0),
 		compare("exec `cilium-dbg status`, single exec from a fresh process",
 			durations("labrun run, one cilium step", "ms", fresh), kStatus, 0).
 			withNote("A one-step playbook (`cilium: {args: [status], separate: true}`) run by a new labrun process: process start, kubeconfig, discovery, pod lookup and exec, like one kubectl exec."),
