@@ -527,7 +527,21 @@ func fieldPath(prefix string, t reflect.Type, names []string) string {
 
 // ExprFields maps the names expressions use for a struct's fields (the
 // expr tag, else the Go name) to their types, following embedded structs.
+//
+// The map is made once per type (every reference to a step's field looks
+// it up) and shared: callers must not change it.
 func ExprFields(t reflect.Type) map[string]reflect.Type {
+	if v, ok := exprFieldsOf.Load(t); ok {
+		return v.(map[string]reflect.Type)
+	}
+	out := exprFields(t)
+	exprFieldsOf.Store(t, out)
+	return out
+}
+
+var exprFieldsOf sync.Map // reflect.Type -> map[string]reflect.Type
+
+func exprFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -535,7 +549,7 @@ func ExprFields(t reflect.Type) map[string]reflect.Type {
 			continue
 		}
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			for k, v := range ExprFields(f.Type) {
+			for k, v := range exprFields(f.Type) {
 				out[k] = v
 			}
 			continue

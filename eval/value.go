@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -364,13 +365,26 @@ type SpecField struct {
 
 // SpecFields lists a spec struct's YAML keys in declaration order. The
 // fields of an embedded struct count as the outer struct's own, so specs
-// can share groups of keys (a pod target, say).
+// can share groups of keys (a pod target, say). The list is made once per
+// type (every step's spec is checked against it) and shared: callers must
+// not change it.
 func SpecFields(t reflect.Type) []SpecField {
+	if v, ok := specFieldsOf.Load(t); ok {
+		return v.([]SpecField)
+	}
+	out := specFields(t)
+	specFieldsOf.Store(t, out)
+	return out
+}
+
+var specFieldsOf sync.Map // reflect.Type -> []SpecField
+
+func specFields(t reflect.Type) []SpecField {
 	var out []SpecField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			for _, inner := range SpecFields(f.Type) {
+			for _, inner := range specFields(f.Type) {
 				inner.Index = append([]int{i}, inner.Index...)
 				out = append(out, inner)
 			}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 // K3sKubeconfig is where k3s writes its admin kubeconfig. labrun looks there
@@ -337,6 +338,9 @@ func newClient(in *rest.Config, opts ConnectOptions, secrets []string) (*Client,
 	if opts.Burst > 0 {
 		config.Burst = opts.Burst
 	}
+	// One budget for the whole client, shared by its REST clients (core,
+	// apps, batch, dynamic), as client-go's clientset shares one.
+	config.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(config.QPS, config.Burst)
 	config.UserAgent = "labrun"
 	if opts.UserAgent != "" {
 		config.UserAgent = opts.UserAgent

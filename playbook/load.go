@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -188,6 +189,27 @@ type decoder struct {
 	actions  []string
 	errs     diag.List
 	inBranch bool // decoding the steps of a parallel step's branch
+
+	// What every step is decoded with, made on the first step.
+	stepFields map[string]field // control keys (id, when, ...)
+	stepKeys   []string         // the same, in declaration order
+	isAction   map[string]bool
+}
+
+// stepTables makes the key tables step decodes with, once per playbook.
+func (d *decoder) stepTables() {
+	if d.stepFields != nil {
+		return
+	}
+	d.stepFields = map[string]field{}
+	for _, f := range structFields(stepType) {
+		d.stepFields[f.key] = f
+		d.stepKeys = append(d.stepKeys, f.key)
+	}
+	d.isAction = map[string]bool{}
+	for _, a := range d.actions {
+		d.isAction[a] = true
+	}
 }
 
 func (d *decoder) pos(n *yaml.Node) diag.Pos {
@@ -226,7 +248,13 @@ type field struct {
 	required bool
 }
 
+// structFields lists the YAML keys of a struct type, made once per type
+// (every step is decoded with them) and shared: callers must not change
+// the list.
 func structFields(t reflect.Type) []field {
+	if v, ok := structFieldsOf.Load(t); ok {
+		return v.([]field)
+	}
 	var out []field
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -236,8 +264,11 @@ func structFields(t reflect.Type) []field {
 		}
 		out = append(out, field{key: key, index: i, required: f.Tag.Get("required") == "true"})
 	}
+	structFieldsOf.Store(t, out)
 	return out
 }
+
+var structFieldsOf sync.Map // reflect.Type -> []field
 
 // Keys returns the YAML keys a struct type accepts, for schema generation
 // and "did you mean" suggestions.
@@ -473,18 +504,9 @@ func (d *decoder) step(n *yaml.Node) *Step {
 		return nil
 	}
 	s := &Step{Pos: d.pos(n)}
-	fields := structFields(stepType)
-	byKey := map[string]field{}
-	var keys []string
-	for _, f := range fields {
-		byKey[f.key] = f
-		keys = append(keys, f.key)
-	}
+	d.stepTables()
+	keys := d.stepKeys
 	unknown := false
-	isAction := map[string]bool{}
-	for _, a := range d.actions {
-		isAction[a] = true
-	}
 	seen := map[string]bool{}
 	v := reflect.ValueOf(s).Elem()
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -492,7 +514,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 		if !d.checkKey(k, seen) {
 			continue
 		}
-		if f, ok := byKey[k.Value]; ok {
+		if f, ok := d.stepFields[k.Value]; ok {
 			d.decodeValue(val, v.Field(f.index))
 			continue
 		}
@@ -501,7 +523,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			s.Parallel = d.branches(k, val, s)
 			continue
 		}
-		if isAction[k.Value] {
+		if d.isAction[k.Value] {
 			if s.Action != "" {
 				d.errorf(k, "step has two actions, %s and %s; a step does exactly one thing", s.Action, k.Value)
 				continue
