@@ -125,7 +125,7 @@ func benchExec(ctx context.Context, b *bench) ([]Row, error) {
 		compare("exec `cilium-dbg status`, repeated to one container",
 			durations("kube.Client.Exec, Reuse", "ms", repeated), kStatus, 10).
 			withNote("The session (opened once, in %s ms here) runs each command through one shell in the container. "+
-				"`cilium-dbg status` itself takes about %s ms in the agent (this row minus the transport row), and %s ms of that is cilium-dbg starting up "+
+				"`cilium-dbg status` itself takes about %s ms in the agent (this row minus the transport row), and cilium-dbg's start-up alone about %s ms "+
 				"(`cilium-dbg --help` through the session, which asks the agent nothing, minus the transport): the ratio for this command cannot exceed %.2fx whatever the transport.",
 				fmtNum(ms(sessionOpen)), fmtNum(command), fmtNum(start), kStatus.Median/command),
 		compare("exec `true`, repeated to one container (transport only)",
