@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -438,14 +439,6 @@ func TestE2EDiscoveryForms(t *testing.T) {
 			t.Fatalf("Accept %s: aggregated=%v %v, want %v", q.accept, aggregated, err, q.want)
 		}
 	}
-	agg, err := discoverAccepting(rc, acceptAggregated)(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	legacy, err := discoverAccepting(rc, "application/json")(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	key := func(r apiResource) string {
 		return fmt.Sprintf("%s %s %s %v %v", r.gvr, r.kind, r.singular, r.shortNames, r.namespaced)
 	}
@@ -456,17 +449,40 @@ func TestE2EDiscoveryForms(t *testing.T) {
 		}
 		return out
 	}
-	a, l := set(agg), set(legacy)
-	for k := range a {
-		if !l[k] {
-			t.Errorf("only in aggregated discovery: %s", k)
+	diff := func(a, b map[string]bool) []string {
+		var out []string
+		for k := range a {
+			if !b[k] {
+				out = append(out, k)
+			}
 		}
+		sort.Strings(out)
+		return out
 	}
-	for k := range l {
-		if !a[k] {
-			t.Errorf("only in legacy discovery: %s", k)
+	// Aggregated discovery is updated a moment after a CRD comes or goes
+	// (another test package may be installing one), so the two forms are
+	// compared until they agree, up to a deadline.
+	var agg, legacy []apiResource
+	var onlyAgg, onlyLegacy []string
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		if agg, err = discoverAccepting(rc, acceptAggregated)(ctx); err != nil {
+			t.Fatal(err)
 		}
+		if legacy, err = discoverAccepting(rc, "application/json")(ctx); err != nil {
+			t.Fatal(err)
+		}
+		onlyAgg, onlyLegacy = diff(set(agg), set(legacy)), diff(set(legacy), set(agg))
+		if len(onlyAgg)+len(onlyLegacy) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("aggregated and legacy discovery still differ after 20s:\nonly in aggregated: %v\nonly in legacy: %v", onlyAgg, onlyLegacy)
+		}
+		time.Sleep(200 * time.Millisecond) // poll interval
 	}
+	a := set(agg)
 	if len(a) < 50 || !a[key(apiResource{gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, kind: "Pod", singular: "pod", shortNames: []string{"po"}, namespaced: true})] {
 		t.Errorf("discovery found %d resources, pods not among them as expected", len(a))
 	}
