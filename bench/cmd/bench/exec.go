@@ -136,6 +136,6 @@ func benchExec(ctx context.Context, b *bench) ([]Row, error) {
 			durations("kube.Client.Exec", "ms", trueSingle), durations("kubectl exec", "ms", kubectlTrue), 0),
 		compare("exec `cilium-dbg status`, single exec from a fresh process",
 			durations("labrun run, one cilium step", "ms", fresh), kStatus, 0).
-			withNote("A one-step playbook (`cilium: {args: [status], separate: true}`) run by a new labrun process: process start, kubeconfig, discovery, pod lookup and exec, like one kubectl exec."),
+			withNote("A one-step playbook (`cilium: {args: [status], separate: true}`) run by a new labrun process: process start, kubeconfig, pod lookup and exec, like one kubectl exec."),
 	}, nil
 }
