@@ -146,18 +146,16 @@ func lookup[T any](ctx context.Context, m *restMapper, find func(*resourceIndex)
 }
 
 // mapping resolves a group/version/kind. Version may be empty (the
-// preferred version is used).
+// preferred version is used). Discovery answers first, then the CRDs
+// labrun saw Established.
 func (m *restMapper) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	gk := gvk.GroupKind()
-	if ix, err := m.current(ctx); err != nil {
-		return nil, err
-	} else if rm, ok := ix.mapping(gk, gvk.Version); ok {
-		return rm, nil
-	}
-	if rm, ok := m.fromCRD(gvk); ok {
-		return rm, nil
-	}
-	rm, ok, err := lookup(ctx, m, func(ix *resourceIndex) (*meta.RESTMapping, bool) { return ix.mapping(gk, gvk.Version) })
+	rm, ok, err := lookup(ctx, m, func(ix *resourceIndex) (*meta.RESTMapping, bool) {
+		if rm, ok := ix.mapping(gk, gvk.Version); ok {
+			return rm, true
+		}
+		return m.fromCRD(gvk)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -186,14 +184,17 @@ func (m *restMapper) resolve(ctx context.Context, apiVersion, kind string) (*met
 		return m.mapping(ctx, gv.WithKind(kind))
 	}
 	gr := schema.ParseGroupResource(strings.ToLower(kind))
-	gvk, ok, err := lookup(ctx, m, func(ix *resourceIndex) (schema.GroupVersionKind, bool) { return ix.kindFor(gr) })
+	gvk, ok, err := lookup(ctx, m, func(ix *resourceIndex) (schema.GroupVersionKind, bool) {
+		if gvk, ok := ix.kindFor(gr); ok {
+			return gvk, true
+		}
+		return m.crdKindFor(gr)
+	})
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		if gvk, ok = m.crdKindFor(gr); !ok {
-			return nil, &unknownResourceError{gr: gr}
-		}
+		return nil, &unknownResourceError{gr: gr}
 	}
 	return m.mapping(ctx, gvk)
 }
