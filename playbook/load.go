@@ -58,7 +58,7 @@ func Load(file string, data []byte, actions []string) (*Playbook, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{file: file, actions: actions}
+	d := newDecoder(file, actions)
 	pb := &Playbook{File: file, Root: root, Pos: d.pos(root)}
 	d.checkNoAliases(root)
 	if len(d.errs) > 0 {
@@ -190,26 +190,22 @@ type decoder struct {
 	errs     diag.List
 	inBranch bool // decoding the steps of a parallel step's branch
 
-	// What every step is decoded with, made on the first step.
+	// What every step is decoded with, made once per playbook.
 	stepFields map[string]field // control keys (id, when, ...)
 	stepKeys   []string         // the same, in declaration order
 	isAction   map[string]bool
 }
 
-// stepTables makes the key tables step decodes with, once per playbook.
-func (d *decoder) stepTables() {
-	if d.stepFields != nil {
-		return
-	}
-	d.stepFields = map[string]field{}
+func newDecoder(file string, actions []string) *decoder {
+	d := &decoder{file: file, actions: actions, stepFields: map[string]field{}, isAction: map[string]bool{}}
 	for _, f := range structFields(stepType) {
 		d.stepFields[f.key] = f
 		d.stepKeys = append(d.stepKeys, f.key)
 	}
-	d.isAction = map[string]bool{}
-	for _, a := range d.actions {
+	for _, a := range actions {
 		d.isAction[a] = true
 	}
+	return d
 }
 
 func (d *decoder) pos(n *yaml.Node) diag.Pos {
@@ -504,7 +500,6 @@ func (d *decoder) step(n *yaml.Node) *Step {
 		return nil
 	}
 	s := &Step{Pos: d.pos(n)}
-	d.stepTables()
 	keys := d.stepKeys
 	unknown := false
 	seen := map[string]bool{}
