@@ -16,6 +16,10 @@ type ApplySpec struct {
 	Manifest  string   `yaml:"manifest" doc:"Inline manifest text, one or more YAML documents."`
 	Namespace string   `yaml:"namespace" doc:"Namespace for namespaced objects that name none."`
 	Force     bool     `yaml:"force" doc:"Take over fields another field manager owns."`
+	// FieldManager lets one step own a few fields beside the ones the
+	// usual manager owns, e.g. a rollout's restart annotation applied as a
+	// partial object, without taking the rest of the object away from it.
+	FieldManager string `yaml:"fieldManager" doc:"Server-side apply field manager (default labrun). Apply a partial object under another manager to change only its fields: those the other manager owns stay as they are."`
 }
 
 // ApplyResult lists the applied objects.
@@ -29,7 +33,7 @@ type ApplyResult struct {
 func init() {
 	Register(Def[ApplySpec, ApplyResult]{
 		Name:    "apply",
-		Doc:     "Create or update Kubernetes objects from files, directories or inline YAML with server-side apply (field manager labrun); CRDs are usable right after they are established.",
+		Doc:     "Create or update Kubernetes objects from files, directories or inline YAML with server-side apply (field manager labrun unless fieldManager says otherwise); CRDs are usable right after they are established.",
 		Mutates: true,
 		Run:     applyObjects,
 		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
@@ -61,7 +65,7 @@ func applyObjects(ctx context.Context, rt *Runtime, spec *ApplySpec) (*ApplyResu
 	if spec.Manifest != "" {
 		sources = append(sources, ManifestSource{Text: spec.Manifest, Label: "manifest"})
 	}
-	applied, err := c.Apply(ctx, sources, ApplyRequest{Namespace: spec.Namespace, Force: spec.Force})
+	applied, err := c.Apply(ctx, sources, ApplyRequest{Namespace: spec.Namespace, Force: spec.Force, FieldManager: spec.FieldManager})
 	res := &ApplyResult{Objects: applied}
 	if res.Objects == nil {
 		res.Objects = []AppliedObject{}

@@ -65,8 +65,9 @@ type ManifestSource struct {
 
 // ApplyRequest tunes server-side apply.
 type ApplyRequest struct {
-	Namespace string
-	Force     bool
+	Namespace    string
+	Force        bool
+	FieldManager string // empty: labrun
 }
 
 // AppliedObject is one object after server-side apply.

@@ -58,7 +58,7 @@ type ApplyResult struct {
 }
 
 // Apply server-side-applies the manifests in order, with field manager
-// "labrun". It stops at the first failure and returns the results so far
+// "labrun" unless opts names another. It stops at the first failure and returns the results so far
 // with an error that names the manifest's file and document.
 //
 // A CustomResourceDefinition is waited for until it is Established before

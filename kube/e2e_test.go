@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -715,6 +716,60 @@ spec:
 	if !errors.As(err, &ae) || ae.Code != 422 || !apierrors.IsInvalid(err) ||
 		!strings.Contains(err.Error(), `Invalid (422): Deployment.apps "bad" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`) {
 		t.Errorf("got %v, want the 422 message", err)
+	}
+}
+
+// A partial object applied under another field manager changes only its
+// own fields: the labrun-owned rest of the object stays, and both managers
+// are recorded. This is how a playbook restarts a rollout.
+func TestE2EApplyPartialUnderOtherManager(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	full, _ := DecodeText("full.yaml", []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: shared}
+data: {a: "1", b: "2"}
+`))
+	if _, err := c.Apply(ctxT(t, 10*time.Second), full, ApplyOptions{Namespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	partial, _ := DecodeText("partial.yaml", []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: shared, annotations: {example.labrun/restarted: "yes"}}
+data: {c: "3"}
+`))
+	res, err := c.Apply(ctxT(t, 10*time.Second), partial, ApplyOptions{Namespace: ns, FieldManager: "labrun-restart"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Action != ActionConfigured {
+		t.Errorf("action = %s, want configured", res[0].Action)
+	}
+	obj := res[0].Object
+	data, _ := obj["data"].(map[string]any)
+	if data["a"] != "1" || data["b"] != "2" || data["c"] != "3" {
+		t.Errorf("data = %v, want a, b kept and c added", data)
+	}
+	var managers []string
+	for _, mf := range obj["metadata"].(map[string]any)["managedFields"].([]any) {
+		m := mf.(map[string]any)
+		if m["operation"] == "Apply" {
+			managers = append(managers, m["manager"].(string))
+		}
+	}
+	slices.Sort(managers)
+	if !slices.Equal(managers, []string{"labrun", "labrun-restart"}) {
+		t.Errorf("apply managers = %v, want labrun and labrun-restart", managers)
+	}
+	// The same partial apply under labrun itself would take a and b away:
+	// labrun's own apply declares the whole set of fields it owns.
+	res, err = c.Apply(ctxT(t, 10*time.Second), partial, ApplyOptions{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ = res[0].Object["data"].(map[string]any)
+	if _, kept := data["a"]; kept {
+		t.Errorf("data = %v: labrun's partial apply should have removed a", data)
 	}
 }
 

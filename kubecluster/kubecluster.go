@@ -71,7 +71,7 @@ func (c *Cluster) Apply(ctx context.Context, sources []actions.ManifestSource, r
 	if len(manifests) == 0 {
 		return nil, errors.New("no objects to apply: the manifests are empty")
 	}
-	res, err := c.Client.Apply(ctx, manifests, kube.ApplyOptions{Namespace: req.Namespace, Force: req.Force})
+	res, err := c.Client.Apply(ctx, manifests, kube.ApplyOptions{Namespace: req.Namespace, Force: req.Force, FieldManager: req.FieldManager})
 	out := make([]actions.AppliedObject, 0, len(res))
 	for _, r := range res {
 		out = append(out, actions.AppliedObject{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Action: r.Action, Object: r.Object})
