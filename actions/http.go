@@ -1,0 +1,280 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/eval"
+)
+
+// HTTPSpec is one HTTP request made by labrun itself, from the machine it
+// runs on: on a lab's node, the node's own view of NodePorts and
+// ClusterIPs; on a test cluster, an outside client's.
+type HTTPSpec struct {
+	URL             string            `yaml:"url" required:"true" doc:"http:// or https:// URL; an IPv6 host is bracketed (joinHostPort does that)."`
+	Method          string            `yaml:"method" doc:"Request method (default GET)."`
+	Headers         map[string]string `yaml:"headers" doc:"Request headers; Host sets the virtual host."`
+	Body            string            `yaml:"body" doc:"Request body text."`
+	JSON            any               `yaml:"json" doc:"Request body encoded as JSON; Content-Type becomes application/json unless headers set it."`
+	Timeout         time.Duration     `yaml:"timeout" doc:"Limit for one request, from connecting to the body's last byte (default 10s). With until, each attempt has this limit."`
+	FollowRedirects bool              `yaml:"followRedirects" doc:"Follow up to 10 redirects, as curl -L does; by default a 3xx response is the result."`
+	CAFile          string            `yaml:"caFile" doc:"PEM file of the CA certificates that verify an https server (default: the system's)."`
+	Insecure        bool              `yaml:"insecure" doc:"Do not verify the server's certificate, as curl -k."`
+	AllowFailure    bool              `yaml:"allowFailure" doc:"A request that gets no response (refused, reset, timed out) is a result with status 0 and error set, instead of a step failure."`
+	Mutates         bool              `yaml:"mutates" doc:"The request changes the system: labrun check skips the step and until may not repeat it."`
+}
+
+// HTTPResult is the response. A status of 400 or more is a result like any
+// other: assertions and until decide what is expected.
+type HTTPResult struct {
+	Method string `json:"method" expr:"method"`
+	// URL is the one the response came from (the last one when redirects
+	// were followed).
+	URL    string `json:"url" expr:"url"`
+	Status int    `json:"status" expr:"status"` // 0 when no response came
+	Proto  string `json:"proto" expr:"proto"`   // HTTP/1.1, HTTP/2.0
+	// Headers has canonical names ("Content-Type"); a repeated header's
+	// values are joined with ", ", as HTTP allows.
+	Headers map[string]string `json:"headers" expr:"headers"`
+	Body    string            `json:"body" expr:"body"`
+	// JSON is the body decoded when the response says it is JSON
+	// (application/json or a +json type); nil otherwise.
+	JSON    any     `json:"json" expr:"json"`
+	Seconds float64 `json:"seconds" expr:"seconds"` // from sending to the body's last byte
+	// Error says why no response came, for a step with allowFailure.
+	Error string `json:"error" expr:"error"`
+}
+
+// defaultHTTPTimeout bounds a request that names no timeout, so that a
+// server that accepts and never answers cannot hold a lab forever.
+const defaultHTTPTimeout = 10 * time.Second
+
+func init() {
+	Register(Def[HTTPSpec, HTTPResult]{
+		Name:       "http",
+		Doc:        "Make an HTTP request from labrun's machine (a new connection each time, no proxy) and capture status, headers, body, its JSON and the time taken.",
+		Run:        httpRequest,
+		MutatesKey: "mutates",
+		Check:      checkHTTP,
+	})
+}
+
+// checkHTTP finds at validate time what the request cannot do: a URL
+// that is not http(s), a body given twice, a method with spaces.
+func checkHTTP(spec *eval.Value, sc *StaticContext) diag.List {
+	var errs diag.List
+	if spec.Lookup("body") != nil && spec.Lookup("json") != nil {
+		errs.Add(spec.Lookup("json").Pos, "body and json cannot be used together; use one of [body json]")
+	}
+	if u := spec.Lookup("url"); u != nil {
+		if s, ok := u.Literal(); ok {
+			if str, isStr := s.(string); isStr {
+				if err := checkURL(str); err != nil {
+					errs.Add(u.Pos, "%v", err)
+				}
+			}
+		}
+	}
+	if m := spec.Lookup("method"); m != nil {
+		if s, ok := m.Literal(); ok {
+			if str, isStr := s.(string); isStr && !validMethod(str) {
+				errs.Add(m.Pos, "method %q is not an HTTP method token (e.g. GET, POST)", str)
+			}
+		}
+	}
+	return errs
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("url %q: %v", s, errors.Unwrap(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("url %q: expected an http:// or https:// URL", s)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("url %q has no host", s)
+	}
+	return nil
+}
+
+// validMethod accepts an RFC 9110 token, as net/http does.
+func validMethod(m string) bool {
+	if m == "" {
+		return false
+	}
+	for _, r := range m {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+func httpRequest(ctx context.Context, rt *Runtime, spec *HTTPSpec) (*HTTPResult, error) {
+	if err := checkURL(spec.URL); err != nil {
+		return nil, err
+	}
+	method := spec.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	if !validMethod(method) {
+		return nil, fmt.Errorf("method %q is not an HTTP method token", method)
+	}
+	body, contentType, err := requestBody(spec)
+	if err != nil {
+		return nil, err
+	}
+	client, err := httpClient(spec)
+	if err != nil {
+		return nil, err
+	}
+	timeout := spec.Timeout
+	if timeout <= 0 {
+		timeout = defaultHTTPTimeout
+	}
+	reqCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(reqCtx, method, spec.URL, body)
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("User-Agent", "labrun")
+	for k, v := range spec.Headers {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+
+	res := &HTTPResult{Method: method, URL: spec.URL, Headers: map[string]string{}}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err == nil {
+		err = readResponse(resp, res)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err() // interrupted, or the step's own time is up
+	}
+	err = describeHTTPError(reqCtx, method, spec.URL, timeout, err)
+	if spec.AllowFailure && res.Status == 0 {
+		res.Error = err.Error()
+		return res, nil
+	}
+	return res, err
+}
+
+// requestBody returns the body to send and the Content-Type it implies.
+func requestBody(spec *HTTPSpec) (io.Reader, string, error) {
+	switch {
+	case spec.JSON != nil:
+		b, err := json.Marshal(spec.JSON)
+		if err != nil {
+			return nil, "", fmt.Errorf("json: %v", err)
+		}
+		return bytes.NewReader(b), "application/json", nil
+	case spec.Body != "":
+		return strings.NewReader(spec.Body), "", nil
+	}
+	return nil, "", nil
+}
+
+// httpClient builds a client for one request. Each request opens its own
+// connection, as curl does: a lab that asks which backend answers wants
+// the load balancer to choose again every time, not a kept-alive
+// connection to the first one. No proxy is used, whatever the
+// environment says: the request is the lab's own traffic to its own
+// machines.
+func httpClient(spec *HTTPSpec) (*http.Client, error) {
+	tlsConf := &tls.Config{InsecureSkipVerify: spec.Insecure}
+	if spec.CAFile != "" {
+		pem, err := os.ReadFile(spec.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("caFile: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("caFile %s holds no PEM certificate", spec.CAFile)
+		}
+		tlsConf.RootCAs = pool
+	}
+	transport := &http.Transport{
+		Proxy:             nil,
+		DialContext:       (&net.Dialer{}).DialContext,
+		TLSClientConfig:   tlsConf,
+		DisableKeepAlives: true,
+		ForceAttemptHTTP2: true,
+	}
+	client := &http.Client{Transport: transport}
+	if !spec.FollowRedirects {
+		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	}
+	return client, nil
+}
+
+// readResponse fills res from resp and closes its body.
+func readResponse(resp *http.Response, res *HTTPResult) error {
+	defer resp.Body.Close()
+	res.Status = resp.StatusCode
+	res.Proto = resp.Proto
+	res.URL = resp.Request.URL.String()
+	for k, vs := range resp.Header {
+		res.Headers[k] = strings.Join(vs, ", ")
+	}
+	var body limitedBuffer
+	if _, err := io.Copy(&body, resp.Body); err != nil {
+		return fmt.Errorf("reading the body: %w", err)
+	}
+	if body.over {
+		return fmt.Errorf("the response body is larger than %d MiB", maxOutput>>20)
+	}
+	res.Body = body.String()
+	if isJSON(resp.Header.Get("Content-Type")) && len(bytes.TrimSpace(body.Bytes())) > 0 {
+		if err := json.Unmarshal(body.Bytes(), &res.JSON); err != nil {
+			return fmt.Errorf("the response says it is JSON (%s) but is not: %v", resp.Header.Get("Content-Type"), err)
+		}
+	}
+	return nil
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// describeHTTPError turns a client error into one line that names the
+// request, and for a timeout the limit that ran out.
+func describeHTTPError(reqCtx context.Context, method, rawURL string, timeout time.Duration, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || reqCtx.Err() != nil {
+		return fmt.Errorf("%s %s: no complete response within %s", method, rawURL, timeout)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("%s %s: %v", method, rawURL, err)
+}
