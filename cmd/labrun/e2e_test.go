@@ -265,7 +265,10 @@ func TestHolderReconnectRemakesCT(t *testing.T) {
 	}
 }
 
-// The cluster examples run on the test cluster with its local image.
+// The cluster examples run on the test cluster with its local image, and
+// with examples/cluster/testbed/NAME.yaml as a vars file when there is one.
+// Each checks what it saw with its own assertions; each must also write
+// its file.
 func TestClusterExamplesOnTestbed(t *testing.T) {
 	kc := kubetest.Kubeconfig(t)
 	files, err := filepath.Glob("../../examples/cluster/*.yaml")
@@ -273,14 +276,23 @@ func TestClusterExamplesOnTestbed(t *testing.T) {
 		t.Fatalf("no cluster examples: %v", err)
 	}
 	for _, f := range files {
-		var stdout, stderr bytes.Buffer
-		code := Main([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "image=labrun.local/python:3.11.2",
-			"--set", "out=" + t.TempDir(), f}, &stdout, &stderr)
-		if code != 0 {
-			t.Errorf("%s: exit %d\n%s%s", f, code, stdout.String(), stderr.String())
-		}
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
+			out := t.TempDir()
+			args := []string{"run", "--no-progress", "--kubeconfig", kc, "--set", "image=labrun.local/python:3.11.2", "--set", "out=" + out}
+			if vars := filepath.Join(filepath.Dir(f), "testbed", filepath.Base(f)); fileExists(vars) {
+				args = append(args, "--vars", vars)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := Main(append(args, f), &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+			}
+			if len(labFiles(t, out)) == 0 {
+				t.Errorf("wrote nothing into its output directory:\n%s", stdout.String())
+			}
+		})
 	}
 }
+
 
 func expect(t *testing.T, what string, got, want any) {
 	t.Helper()

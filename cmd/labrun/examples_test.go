@@ -25,8 +25,7 @@ func TestExamplesRun(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("run exit %d:\n%s%s", code, stdout.String(), stderr.String())
 			}
-			entries, _ := os.ReadDir(out)
-			if len(entries) == 0 {
+			if len(labFiles(t, out)) == 0 {
 				t.Errorf("example wrote nothing into its output directory")
 			}
 		})
@@ -46,4 +45,21 @@ func TestClusterExamplesValidate(t *testing.T) {
 			t.Errorf("%s: validate exit %d:\n%s", f, code, stderr.String())
 		}
 	}
+}
+
+// labFiles lists the files a run wrote into out, leaving out labrun's own
+// journal directory.
+func labFiles(t *testing.T, out string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Name() != ".labrun" {
+			names = append(names, e.Name())
+		}
+	}
+	return names
 }
