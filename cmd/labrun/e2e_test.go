@@ -293,7 +293,6 @@ func TestClusterExamplesOnTestbed(t *testing.T) {
 	}
 }
 
-
 func expect(t *testing.T, what string, got, want any) {
 	t.Helper()
 	if got != want {
