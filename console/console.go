@@ -215,7 +215,7 @@ func (p *Printer) StepEnd(r *runner.StepRecord) {
 		if a.Passed {
 			continue
 		}
-		fmt.Fprintf(p.w, "       assertion failed: %s\n", a.That)
+		fmt.Fprintf(p.w, "       %s\n", a.Failure())
 		if a.Message != "" {
 			fmt.Fprintf(p.w, "         %s\n", a.Message)
 		}

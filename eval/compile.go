@@ -34,6 +34,10 @@ const (
 	RootSteps  = "steps"
 	RootEnv    = "env"
 	RootResult = "result"
+	// RootItem and RootIndex are the current item of a step with loop and
+	// its position in the list (from 0).
+	RootItem  = "item"
+	RootIndex = "index"
 )
 
 // stepInfo is what the compiler knows of a step when checking references.
@@ -61,8 +65,8 @@ type Compiler struct {
 	stepOrder []string
 	envNames  []string
 
-	layout  *layout                       // nil when declarations changed since it was built
-	configs map[reflect.Type]*conf.Config // per result type, for the current layout
+	layout  *layout                // nil when declarations changed since it was built
+	configs map[scope]*conf.Config // per scope, for the current layout
 	// stale holds the steps whose type changed since the layout was built
 	// (compute steps learn theirs from their spec). An expression that
 	// reads none of them compiles against the layout as it is, and runs
@@ -84,7 +88,15 @@ type layout struct {
 	varField         map[string]int
 	stepField        map[string]int
 	envField         map[string]int
-	envTypes         map[reflect.Type]reflect.Type // result type -> env struct type
+	envTypes         map[scope]reflect.Type // scope -> env struct type
+}
+
+// scope is what an expression sees besides vars, steps and env: the step's
+// own result (in until and assert) and, in a step with loop, the current
+// item and its index. Each scope has its own environment type.
+type scope struct {
+	result reflect.Type // nil where there is no result
+	item   reflect.Type // nil outside a step with loop
 }
 
 // NewCompiler returns a compiler that offers funcs to expressions.
@@ -168,6 +180,10 @@ type Context struct {
 	// (variables, outputDir); AllSteps means every step has run.
 	Step   int
 	Result reflect.Type
+	// Item is the type of the current item in a step with loop (an
+	// interface type when the list's element type is only known at run
+	// time); nil elsewhere.
+	Item reflect.Type
 	// Want is the kind the value must have (reflect.Bool for conditions),
 	// or reflect.Invalid for any.
 	Want reflect.Kind
@@ -190,7 +206,7 @@ type Expr struct {
 	prog *vm.Program
 	// what Explain needs to compile sub-expressions the same way
 	compiler *Compiler
-	result   reflect.Type
+	scope    scope
 	envType  reflect.Type
 }
 
@@ -222,7 +238,7 @@ func (c *Compiler) getLayout() *layout {
 	if c.layout != nil {
 		return c.layout
 	}
-	l := &layout{envTypes: map[reflect.Type]reflect.Type{}}
+	l := &layout{envTypes: map[scope]reflect.Type{}}
 	l.vars, l.varField = structOf(c.varOrder, func(n string) reflect.Type { return c.varTypes[n] })
 	l.steps, l.stepField = structOf(c.stepOrder, func(n string) reflect.Type { return resultField(c.steps[n].result) })
 	l.env, l.envField = structOf(c.envNames, func(string) reflect.Type { return reflect.TypeOf("") })
@@ -230,9 +246,9 @@ func (c *Compiler) getLayout() *layout {
 	return l
 }
 
-// envType is the root struct for expressions with the given result type.
-func (l *layout) envType(result reflect.Type) reflect.Type {
-	if t, ok := l.envTypes[result]; ok {
+// envType is the root struct for expressions in scope sc.
+func (l *layout) envType(sc scope) reflect.Type {
+	if t, ok := l.envTypes[sc]; ok {
 		return t
 	}
 	fields := []reflect.StructField{
@@ -240,18 +256,23 @@ func (l *layout) envType(result reflect.Type) reflect.Type {
 		{Name: "Steps", Type: reflect.PointerTo(l.steps), Tag: `expr:"steps"`},
 		{Name: "Env", Type: l.env, Tag: `expr:"env"`},
 	}
-	if result != nil {
-		fields = append(fields, reflect.StructField{Name: "Result", Type: resultField(result), Tag: `expr:"result"`})
+	if sc.result != nil {
+		fields = append(fields, reflect.StructField{Name: "Result", Type: resultField(sc.result), Tag: `expr:"result"`})
+	}
+	if sc.item != nil {
+		fields = append(fields,
+			reflect.StructField{Name: "Item", Type: sc.item, Tag: `expr:"item"`},
+			reflect.StructField{Name: "Index", Type: reflect.TypeOf(0), Tag: `expr:"index"`})
 	}
 	t := reflect.StructOf(fields)
-	l.envTypes[result] = t
+	l.envTypes[sc] = t
 	return t
 }
 
-func (c *Compiler) config(result reflect.Type) (*conf.Config, reflect.Type) {
+func (c *Compiler) config(sc scope) (*conf.Config, reflect.Type) {
 	l := c.getLayout()
-	et := l.envType(result)
-	if cfg, ok := c.configs[result]; ok {
+	et := l.envType(sc)
+	if cfg, ok := c.configs[sc]; ok {
 		return cfg, et
 	}
 	cfg := conf.CreateNew()
@@ -260,9 +281,9 @@ func (c *Compiler) config(result reflect.Type) (*conf.Config, reflect.Type) {
 		expr.Function(f.Name, f.Fn, f.Types...)(cfg)
 	}
 	if c.configs == nil {
-		c.configs = map[reflect.Type]*conf.Config{}
+		c.configs = map[scope]*conf.Config{}
 	}
-	c.configs[result] = cfg
+	c.configs[sc] = cfg
 	return cfg, et
 }
 
@@ -270,7 +291,8 @@ func (c *Compiler) config(result reflect.Type) (*conf.Config, reflect.Type) {
 func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cfg, _ := c.config(ctx.Result)
+	sc := scope{result: ctx.Result, item: ctx.Item}
+	cfg, _ := c.config(sc)
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
 		return nil, exprError(src, pos, err)
@@ -282,33 +304,33 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if c.readsStale(refs, wholeSteps) {
 		c.changed()
 	}
-	prog, et, err := c.compileTree(tree, ctx.Result, ctx.Want)
+	prog, et, err := c.compileTree(tree, sc, ctx.Want)
 	if err != nil {
 		return nil, exprError(src, pos, err)
 	}
-	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, compiler: c, result: ctx.Result, envType: et}
+	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, compiler: c, scope: sc, envType: et}
 	if t := preciseType(*prog.Node().Nature()); t != nil && t.Kind() != reflect.Interface {
 		e.Type = t
 	}
 	return e, nil
 }
 
-func (c *Compiler) compile(src string, result reflect.Type, want reflect.Kind) (*vm.Program, reflect.Type, error) {
+func (c *Compiler) compile(src string, sc scope, want reflect.Kind) (*vm.Program, reflect.Type, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.settle()
-	cfg, _ := c.config(result)
+	cfg, _ := c.config(sc)
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	return c.compileTree(tree, result, want)
+	return c.compileTree(tree, sc, want)
 }
 
 // compileTree checks and compiles a parsed expression; the tree is parsed
 // once and shared with checkRefs.
-func (c *Compiler) compileTree(tree *parser.Tree, result reflect.Type, want reflect.Kind) (*vm.Program, reflect.Type, error) {
-	cfg, et := c.config(result)
+func (c *Compiler) compileTree(tree *parser.Tree, sc scope, want reflect.Kind) (*vm.Program, reflect.Type, error) {
+	cfg, et := c.config(sc)
 	cfg.Expect, cfg.ExpectAny = reflect.Invalid, false
 	if want == reflect.Bool {
 		cfg.Expect, cfg.ExpectAny = reflect.Bool, true
@@ -483,6 +505,16 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 			if msg := fieldPath("result", ctx.Result, names[1:]); msg != "" {
 				fail(chain.node, "%s", msg)
 			}
+		case RootItem, RootIndex:
+			if ctx.Item == nil {
+				fail(chain.node, "%s is not available here; it exists in the spec, until and assert of a step with loop", names[0])
+				continue
+			}
+			if names[0] == RootItem {
+				if msg := fieldPath("item", ctx.Item, names[1:]); msg != "" {
+					fail(chain.node, "%s", msg)
+				}
+			}
 		}
 	}
 	return refs, wholeSteps, first
@@ -517,6 +549,14 @@ func fieldPath(prefix string, t reflect.Type, names []string) string {
 			t = ft
 		case reflect.Map:
 			t = t.Elem()
+		case reflect.Slice, reflect.Array:
+			if _, isMethod := t.MethodByName(name); isMethod {
+				return ""
+			}
+			if _, isMethod := reflect.PointerTo(t).MethodByName(name); isMethod {
+				return ""
+			}
+			return fmt.Sprintf("%s is a list; take one item (%s[0].%s) or map over it (map(%s, .%s))", path, path, name, path, name)
 		default:
 			return ""
 		}

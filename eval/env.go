@@ -26,6 +26,9 @@ type Env struct {
 	steps  reflect.Value // pointer to struct, shared by copies of the Env
 	env    reflect.Value // struct
 	result reflect.Value
+	// item and index are the current item of a step with loop.
+	item  reflect.Value
+	index int
 }
 
 // NewEnv returns an environment for the compiler's declarations, with
@@ -110,6 +113,19 @@ func (e *Env) WithResult(r any) *Env {
 	return &c
 }
 
+// WithItem returns a copy of env in which `item` is v and `index` is i,
+// for one pass of a step with loop. v is converted to t, the item's
+// declared type.
+func (e *Env) WithItem(v any, i int, t reflect.Type) (*Env, error) {
+	rv, err := fit(v, t)
+	if err != nil {
+		return nil, err
+	}
+	c := *e
+	c.item, c.index = rv, i
+	return &c, nil
+}
+
 // fit converts a run-time value to a declared Go type where the meaning is
 // kept (an int into a float64 field, []any into []any).
 func fit(v any, t reflect.Type) (reflect.Value, error) {
@@ -169,10 +185,20 @@ func (e *Env) root(et reflect.Type) reflect.Value {
 		r.Field(1).Set(p)
 	}
 	r.Field(2).Set(adapt(e.env, et.Field(2).Type))
-	if et.NumField() > 3 && e.result.IsValid() {
-		ft := et.Field(3).Type
-		if e.result.Type().AssignableTo(ft) {
-			r.Field(3).Set(e.result)
+	// then Result, Item and Index, each when the scope has it
+	for i := 3; i < et.NumField(); i++ {
+		f := r.Field(i)
+		var v reflect.Value
+		switch et.Field(i).Name {
+		case "Result":
+			v = e.result
+		case "Item":
+			v = e.item
+		case "Index":
+			v = reflect.ValueOf(e.index)
+		}
+		if v.IsValid() && v.Type().AssignableTo(f.Type()) {
+			f.Set(v)
 		}
 	}
 	return r
@@ -239,7 +265,7 @@ func (x *Expr) Explain(env *Env) []Operand {
 		return nil
 	}
 	eval := func(n ast.Node) (any, bool) {
-		prog, et, err := x.compiler.compile(n.String(), x.result, reflect.Invalid)
+		prog, et, err := x.compiler.compile(n.String(), x.scope, reflect.Invalid)
 		if err != nil {
 			return nil, false
 		}

@@ -62,6 +62,7 @@ type Step struct {
 	ID       Text         `yaml:"id" required:"true" doc:"Identifier, unique in the playbook; later expressions read this step's result as steps.<id>. Letters, digits and _ only."`
 	Name     Text         `yaml:"name" doc:"Human description shown in progress and reports."`
 	When     Text         `yaml:"when" doc:"Expression; the step runs only when it is true."`
+	Loop     *yaml.Node   `yaml:"loop" doc:"A list, or a ${{ }} expression giving one; the action runs once per item, in order, with item and index (from 0) visible in its spec, until and assert. The step's result is the list of the items' results."`
 	Until    Text         `yaml:"until" doc:"Expression over result (and steps, vars); the step is repeated every interval until it holds or timeout passes. Only for read-only actions."`
 	Timeout  Duration     `yaml:"timeout" doc:"Limit for the step, including all until/retries attempts (e.g. 30s, 2m)."`
 	Interval Duration     `yaml:"interval" doc:"Pause between until polls or retries (default 250ms)."`

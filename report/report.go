@@ -118,9 +118,9 @@ func failureText(r *runner.StepRecord) (string, string) {
 			continue
 		}
 		if msg == "" {
-			msg = "assertion failed: " + a.That
+			msg = a.Failure()
 		}
-		lines = append(lines, "assertion failed: "+a.That)
+		lines = append(lines, a.Failure())
 		if a.Message != "" {
 			lines = append(lines, "  "+a.Message)
 		}

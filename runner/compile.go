@@ -47,14 +47,19 @@ type VarPlan struct {
 
 // StepPlan is one step ready to run.
 type StepPlan struct {
-	Index    int
-	ID       string
-	Name     string
-	Pos      diag.Pos
-	Action   *actions.Info // nil for an assert-only step
-	Spec     *eval.Value
-	When     *eval.Expr
-	Until    *eval.Expr
+	Index  int
+	ID     string
+	Name   string
+	Pos    diag.Pos
+	Action *actions.Info // nil for an assert-only step
+	Spec   *eval.Value
+	When   *eval.Expr
+	Until  *eval.Expr
+	// Loop, when set, gives the list the action runs once per item of;
+	// Item is the type item has (an interface type when the list's
+	// element type is only known at run time).
+	Loop     *eval.Value
+	Item     reflect.Type
 	Timeout  time.Duration
 	Interval time.Duration
 	Retries  int
@@ -68,9 +73,11 @@ type StepPlan struct {
 	// level), and Branch the name of its branch.
 	Group  *StepPlan
 	Branch string
-	// Result is the type of the step's result (a struct): the action's,
-	// or derived from the spec for compute.
-	Result reflect.Type
+	// Result is the type of the step's result: the action's (a struct),
+	// derived from the spec for compute, or for a step with loop a list
+	// of ItemResult, one per item.
+	Result     reflect.Type
+	ItemResult reflect.Type
 }
 
 // AssertPlan is a compiled assertion.
@@ -181,6 +188,9 @@ type compiler struct {
 	planOf map[*playbook.Step]*StepPlan
 	// specs holds the specs built ahead of the other steps.
 	specs map[*playbook.Step]builtSpec
+	// items holds the item type of each step with loop, for the context
+	// of its expressions.
+	items map[*playbook.Step]reflect.Type
 }
 
 // builtSpec is a step's action spec, built and checked.
@@ -406,6 +416,9 @@ func (c *compiler) declareSteps() {
 		var result reflect.Type
 		if info, ok := actions.Lookup(s.Action); ok {
 			result = info.Result
+			if s.Loop != nil {
+				result = loopResult(info.Result)
+			}
 		} else {
 			result = reflect.TypeOf(struct{}{})
 		}
@@ -431,6 +444,9 @@ func (c *compiler) step(index int, s *playbook.Step) {
 	if s.Parallel != nil {
 		sp.Parallel = []*BranchPlan{}
 	}
+	if s.Loop != nil {
+		c.loop(index, s, sp)
+	}
 	if s.Action != "" {
 		info, _ := actions.Lookup(s.Action)
 		b, built := c.specs[s]
@@ -444,8 +460,14 @@ func (c *compiler) step(index int, s *playbook.Step) {
 	if sp.Result == nil {
 		sp.Result = reflect.TypeOf(struct{}{})
 	}
+	if sp.Loop != nil && result != nil {
+		sp.ItemResult, sp.Result = result, loopResult(result)
+	}
 	if s.When.IsSet() {
-		sp.When = c.condition(s.When, c.context(index, s, nil, reflect.Bool))
+		// when decides once, before any item: it sees no item
+		ctx := c.context(index, s, nil, reflect.Bool)
+		ctx.Item = nil
+		sp.When = c.condition(s.When, ctx)
 	}
 	if sp.Action != nil && sp.Action.NeedsUntil && !s.Until.IsSet() {
 		c.errs.Add(s.ActionPos, "%s needs until: the condition to wait for (e.g. until: result.ready == 2)", s.Action)
@@ -479,9 +501,53 @@ func (c *compiler) step(index int, s *playbook.Step) {
 
 // context is where an expression of step s (declared at index) stands.
 func (c *compiler) context(index int, s *playbook.Step, result reflect.Type, want reflect.Kind) eval.Context {
-	return eval.Context{Step: index, Result: result, Want: want, Unavailable: func(id string) string {
+	return eval.Context{Step: index, Result: result, Item: c.items[s], Want: want, Unavailable: func(id string) string {
 		return c.unavailable(s, id)
 	}}
+}
+
+// loopResult is the result type of a step with loop whose action returns
+// result: one result per item, as the action returns them.
+func loopResult(result reflect.Type) reflect.Type {
+	return reflect.SliceOf(reflect.PointerTo(result))
+}
+
+// loop builds step s's list and records the type item has in the step's
+// other expressions: the list's element type when an expression's type
+// says it, else any value. Like an action's spec, and unlike a condition,
+// the list is a value: a YAML list, or one ${{ }} expression.
+func (c *compiler) loop(index int, s *playbook.Step, sp *StepPlan) {
+	pos := playbook.Pos(c.file, s.Loop)
+	switch info, _ := actions.Lookup(s.Action); {
+	case s.Action == "":
+		c.errs.Add(pos, "loop needs an action to repeat")
+		return
+	case info != nil && info.DynamicResult:
+		c.errs.Add(pos, "%s computes its values once; map over the list inside its expressions instead of loop", s.Action)
+		return
+	}
+	v, errs := eval.Build(c.ec, c.file, s.Loop, c.context(index, s, nil, reflect.Invalid))
+	c.errs = append(c.errs, errs...)
+	if len(errs) > 0 {
+		return
+	}
+	item := reflect.TypeOf((*any)(nil)).Elem()
+	switch e := v.WholeExpr(); {
+	case e != nil && e.Type != nil:
+		if e.Type.Kind() != reflect.Slice && e.Type.Kind() != reflect.Array {
+			c.errs.Add(pos, "loop needs a list, but `%s` is %s", e.Src, e.Type)
+			return
+		}
+		item = e.Type.Elem()
+	case e == nil && v.Items() == nil:
+		c.errs.Add(pos, "loop needs a list or a ${{ }} expression giving one, found %s", playbook.Describe(s.Loop))
+		return
+	}
+	sp.Loop, sp.Item = v, item
+	if c.items == nil {
+		c.items = map[*playbook.Step]reflect.Type{}
+	}
+	c.items[s] = item
 }
 
 // unavailable says why step s cannot read step id although id is declared
@@ -561,6 +627,9 @@ func (s *StepPlan) Reads() []string {
 	var exprs []*eval.Expr
 	if s.Spec != nil {
 		exprs = append(exprs, s.Spec.Exprs()...)
+	}
+	if s.Loop != nil {
+		exprs = append(exprs, s.Loop.Exprs()...)
 	}
 	for _, e := range []*eval.Expr{s.When, s.Until} {
 		if e != nil {

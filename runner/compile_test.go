@@ -49,6 +49,7 @@ func FuzzCompile(f *testing.F) {
 	f.Add("name: a\nvars: {x: 1}\nsteps:\n  - id: a\n    run: {argv: [echo, '${{ vars.x + 1 }}']}\n    assert: [result.exitCode == 0]\n")
 	f.Add("name: a\noutputDir: /tmp/x\nsteps:\n  - id: a\n    write: {path: a.json, json: {k: '${{ [1,2] }}'}}\n")
 	f.Add("name: a\nsteps:\n  - id: a\n    run: {argv: ['${{ steps.a.stdout }}']}\n")
+	f.Add("name: a\nsteps:\n  - id: a\n    loop: ${{ 1..3 }}\n    run: {argv: [echo, '${{ item + index }}']}\n  - id: b\n    loop: ${{ steps.a }}\n    run: {argv: ['${{ item.stdout }}']}\n    assert: [result.exitCode == index]\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		pb, err := playbook.Load("f.yaml", []byte(src), actions.Names())
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/eval"
@@ -53,12 +54,24 @@ type StepRecord struct {
 
 // AssertRecord is one checked assertion.
 type AssertRecord struct {
-	That     string         `json:"that"`
+	That string `json:"that"`
+	// Item names the item of a step with loop the assertion was checked
+	// on ("item 2 (\"b\")"); empty for other steps.
+	Item     string         `json:"item,omitempty"`
 	Passed   bool           `json:"passed"`
 	Message  string         `json:"message,omitempty"`
 	Hint     string         `json:"hint,omitempty"`
 	Operands []eval.Operand `json:"operands,omitempty"`
 	Error    string         `json:"error,omitempty"`
+}
+
+// Failure is the line that reports the assertion failed, naming the item
+// of a step with loop it failed on.
+func (a AssertRecord) Failure() string {
+	if a.Item != "" {
+		return "assertion failed for " + a.Item + ": " + a.That
+	}
+	return "assertion failed: " + a.That
 }
 
 // AttemptOutcome carries the last state seen by a poll, for messages.
@@ -300,8 +313,13 @@ func (r *Runner) restore() (map[string]*StepRecord, error) {
 		}
 		res := r.zero(s)
 		if len(e.Result) > 0 && s.Action != nil {
-			if err := e.decode(res); err != nil {
+			p := reflect.New(s.Result)
+			if err := e.decode(p.Interface()); err != nil {
 				return nil, fmt.Errorf("--from %s: journal entry of step %s: %v", r.From, s.ID, err)
+			}
+			res = p.Interface()
+			if s.Loop != nil {
+				res = p.Elem().Interface()
 			}
 		}
 		rec := newRecord(s)
@@ -311,8 +329,12 @@ func (r *Runner) restore() (map[string]*StepRecord, error) {
 	return out, nil
 }
 
-// zero is the result later steps see for a step that did not run.
+// zero is the result later steps see for a step that did not run: zero
+// values, or for a step with loop an empty list.
 func (r *Runner) zero(s *StepPlan) any {
+	if s.Loop != nil {
+		return reflect.MakeSlice(s.Result, 0, 0).Interface()
+	}
 	return reflect.New(s.Result).Interface()
 }
 
@@ -384,9 +406,13 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 	if r.Observer != nil {
 		r.Observer.StepStart(s)
 	}
+	if s.Loop != nil {
+		r.runLoop(ctx, s, rec)
+		return rec
+	}
 	var result any = r.zero(s)
 	if s.Action != nil {
-		res, attempts, err := r.execute(ctx, s)
+		res, attempts, err := r.execute(ctx, s, r.env)
 		rec.Attempts = attempts
 		if res != nil {
 			result = res
@@ -398,23 +424,98 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 		r.env.SetStep(s.ID, result)
 		rec.Result = result
 		if err != nil {
-			rec.Error = err.Error()
-			rec.Status = Failed
-			var stop *branchStopped
-			switch {
-			case errors.As(context.Cause(ctx), &stop):
-				rec.Status, rec.Error, rec.Reason = Skipped, "", stop.Error()
-			case ctx.Err() != nil:
-				rec.Status = Interrupted
-				rec.Error = "interrupted"
-			}
+			r.fail(ctx, rec, err)
 			return rec
 		}
 	}
 	rec.Status = Passed
-	env := r.env.WithResult(result)
+	r.checkAsserts(rec, s, r.env.WithResult(result), "")
+	return rec
+}
+
+// runLoop runs a step with loop: the action once per item, in order, each
+// item with its own until, retries, timeout and assertions. The step stops
+// at the first item that fails, as a playbook stops at the first step; its
+// result is the list of the results of the items that ran, the failing
+// one's (its last attempt) included.
+func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
+	results := reflect.MakeSlice(s.Result, 0, 0)
+	defer func() {
+		r.env.SetStep(s.ID, results.Interface())
+		rec.Result = results.Interface()
+	}()
+	x, err := s.Loop.Eval(r.env)
+	if err != nil {
+		rec.Status, rec.Error = Failed, err.Error()
+		return
+	}
+	items := reflect.ValueOf(x)
+	if x == nil {
+		items = reflect.ValueOf([]any{})
+	}
+	if items.Kind() != reflect.Slice && items.Kind() != reflect.Array {
+		rec.Status, rec.Error = Failed, fmt.Sprintf("%s: loop gave %s, expected a list", s.Loop.Pos, eval.Show(x))
+		return
+	}
+	rec.Status = Passed
+	n := items.Len()
+	for i := 0; i < n; i++ {
+		item := items.Index(i).Interface()
+		label := itemLabel(i, item)
+		env, err := r.env.WithItem(item, i, s.Item)
+		if err != nil {
+			rec.Status, rec.Error = Failed, fmt.Sprintf("%s: %v", label, err)
+			return
+		}
+		if r.Observer != nil {
+			r.Observer.StepProgress(s, fmt.Sprintf("%s, %d of %d", label, i+1, n))
+		}
+		res, attempts, err := r.execute(ctx, s, env)
+		rec.Attempts += attempts
+		if res != nil {
+			results = reflect.Append(results, reflect.ValueOf(res))
+		}
+		if err != nil {
+			r.fail(ctx, rec, fmt.Errorf("%s: %w", label, err))
+			return
+		}
+		if !r.checkAsserts(rec, s, env.WithResult(res), label) {
+			return
+		}
+	}
+}
+
+// itemLabel names item i of a loop in messages: its index, and its value
+// when that is short enough to read in a line.
+func itemLabel(i int, item any) string {
+	if v := eval.Show(item); utf8.RuneCountInString(v) <= 60 {
+		return fmt.Sprintf("item %d (%s)", i, v)
+	}
+	return fmt.Sprintf("item %d", i)
+}
+
+// fail records why a step's action failed: an error of its own, or the
+// run stopping it (Ctrl-C, or another branch of its parallel step failed).
+func (r *Runner) fail(ctx context.Context, rec *StepRecord, err error) {
+	rec.Error = err.Error()
+	rec.Status = Failed
+	var stop *branchStopped
+	switch {
+	case errors.As(context.Cause(ctx), &stop):
+		rec.Status, rec.Error, rec.Reason = Skipped, "", stop.Error()
+	case ctx.Err() != nil:
+		rec.Status = Interrupted
+		rec.Error = "interrupted"
+	}
+}
+
+// checkAsserts evaluates the step's assertions in env, records them (for
+// item, the item of a step with loop they were checked on) and reports
+// whether all held; a failed one fails the step.
+func (r *Runner) checkAsserts(rec *StepRecord, s *StepPlan, env *eval.Env, item string) bool {
+	all := true
 	for _, a := range s.Asserts {
-		ar := AssertRecord{That: a.That.Src, Message: a.Message, Hint: a.Hint, Passed: true}
+		ar := AssertRecord{That: a.That.Src, Item: item, Message: a.Message, Hint: a.Hint, Passed: true}
 		ok, err := a.That.EvalBool(env)
 		if err != nil {
 			ar.Passed, ar.Error = false, err.Error()
@@ -424,14 +525,16 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 		}
 		if !ar.Passed {
 			rec.Status = Failed
+			all = false
 		}
 		rec.Assertions = append(rec.Assertions, ar)
 	}
-	return rec
+	return all
 }
 
-// execute runs the action, repeating it for until and retries.
-func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
+// execute runs the action, repeating it for until and retries; env is the
+// run's environment, with the current item for a step with loop.
+func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	rt := *r.Runtime
@@ -443,7 +546,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
 	// The spec reads only variables and earlier steps, which no attempt
 	// changes: it is rendered once for all retries and polls.
 	spec := s.Action.NewSpec()
-	if err := s.Spec.Decode(r.env, reflect.ValueOf(spec).Elem()); err != nil {
+	if err := s.Spec.Decode(env, reflect.ValueOf(spec).Elem()); err != nil {
 		return nil, 0, err
 	}
 	attempts := 0
@@ -470,7 +573,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
 		return res, attempts, err
 	}
 	cond := func(res any) (bool, error) {
-		return s.Until.EvalBool(r.env.WithResult(res))
+		return s.Until.EvalBool(env.WithResult(res))
 	}
 	if r.Runtime.Mode == actions.Check {
 		// Grading looks at the state the learner left; nothing is acting
@@ -479,7 +582,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
 		res, err := runOnce()
 		if err == nil {
 			if ok, cerr := cond(res); cerr == nil && !ok {
-				rt.Progress("check mode reads once; until does not hold: " + describeLast(s, r.env.WithResult(res)))
+				rt.Progress("check mode reads once; until does not hold: " + describeLast(s, env.WithResult(res)))
 			}
 		}
 		return res, attempts, err
@@ -490,12 +593,12 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
 			last = res
 			ok, err := cond(res)
 			if err == nil && !ok {
-				rt.Progress(describeLast(s, r.env.WithResult(res)))
+				rt.Progress(describeLast(s, env.WithResult(res)))
 			}
 			return ok, err
 		})
 		if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.Canceled) {
-			return res, 1, r.untilTimeout(s, last, err)
+			return res, 1, untilTimeout(s, env, last, err)
 		}
 		return res, 1, err
 	}
@@ -507,7 +610,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
 			if parent := context.Cause(ctx); errors.Is(parent, context.Canceled) {
 				return lastRes, attempts, parent
 			}
-			return lastRes, attempts, r.untilTimeout(s, lastRes, lastErr)
+			return lastRes, attempts, untilTimeout(s, env, lastRes, lastErr)
 		}
 		if err == nil {
 			lastRes, lastErr = res, nil
@@ -518,7 +621,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
 			if ok {
 				return res, attempts, nil
 			}
-			rt.Progress(describeLast(s, r.env.WithResult(res)))
+			rt.Progress(describeLast(s, env.WithResult(res)))
 		} else {
 			lastErr = err
 			rt.Progress("not yet: " + eval.FirstLine(err.Error()))
@@ -527,16 +630,16 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan) (any, int, error) {
 			if errors.Is(context.Cause(ctx), context.Canceled) {
 				return lastRes, attempts, context.Canceled
 			}
-			return lastRes, attempts, r.untilTimeout(s, lastRes, lastErr)
+			return lastRes, attempts, untilTimeout(s, env, lastRes, lastErr)
 		}
 	}
 }
 
 // untilTimeout says what was awaited and the last thing seen.
-func (r *Runner) untilTimeout(s *StepPlan, last any, lastErr error) error {
+func untilTimeout(s *StepPlan, env *eval.Env, last any, lastErr error) error {
 	msg := fmt.Sprintf("timed out after %s waiting for until: %s", s.Timeout, s.Until.Src)
 	if last != nil {
-		msg += "; last seen: " + describeLast(s, r.env.WithResult(last))
+		msg += "; last seen: " + describeLast(s, env.WithResult(last))
 	}
 	if lastErr != nil {
 		msg += "; last error: " + eval.FirstLine(lastErr.Error())

@@ -288,6 +288,13 @@ func printPlan(w io.Writer, p *runner.Plan) {
 			name = "  " + s.Branch + ": " + s.ID
 		}
 		line := fmt.Sprintf("  %s %s%-22s %-8s", prefix, flag, name, s.ActionName())
+		if s.Loop != nil {
+			if e := s.Loop.WholeExpr(); e != nil {
+				line += " loop " + e.Src
+			} else {
+				line += " loop " + plural(len(s.Loop.Items()), "item")
+			}
+		}
 		if s.Until != nil {
 			line += " until " + s.Until.Src
 		}
