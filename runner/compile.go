@@ -4,6 +4,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -616,6 +617,12 @@ func (c *compiler) condition(t playbook.Text, ctx eval.Context) *eval.Expr {
 	}
 	e, err := c.ec.Compile(src, pos, ctx)
 	if err != nil {
+		var de *diag.Error
+		if n := t.Node; n != nil && n.LineComment != "" && n.Style == 0 && errors.As(err, &de) {
+			// expr's # (the current element in all/filter) after a space
+			// starts a YAML comment in an unquoted condition.
+			de.Msg += fmt.Sprintf(`; YAML took %q as a comment: quote the condition`, n.LineComment)
+		}
 		c.errs.Append(err)
 		return nil
 	}
