@@ -295,6 +295,14 @@ func (x *Expr) Explain(env *Env) []Operand {
 	case *ast.UnaryNode:
 		operands = []ast.Node{n.Node}
 	case *ast.CallNode:
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "partialMatch" && len(n.Arguments) == 2 {
+			// two whole objects say little; where they differ says it all
+			a, aok := eval(n.Arguments[0])
+			b, bok := eval(n.Arguments[1])
+			if aok && bok {
+				return []Operand{{Expr: "first difference", Value: Mismatch(a, b)}}
+			}
+		}
 		operands = n.Arguments
 	case *ast.BuiltinNode:
 		operands = n.Arguments

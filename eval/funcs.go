@@ -235,6 +235,10 @@ func Builtins() []Function {
 		Binary("joinHostPort", "Join host and port as \"ip:port\", bracketing IPv6.", func(h string, p int) (string, error) {
 			return net.JoinHostPort(h, strconv.Itoa(p)), nil
 		}),
+		{Name: "partialMatch", Doc: "Whether actual holds everything expected holds (a partial object: extra keys in actual are fine, lists match item by item, numbers by value); a failed assertion names the first difference.",
+			Types: []any{new(func(any, any) bool)}, Fn: func(args ...any) (any, error) { return Mismatch(args[0], args[1]) == "", nil }},
+		{Name: "mismatch", Doc: "The first difference between actual and a partial object expected, as partialMatch sees it (\".status.readyReplicas is 1, expected 2\"); empty when they match.",
+			Types: []any{new(func(any, any) string)}, Fn: func(args ...any) (any, error) { return Mismatch(args[0], args[1]), nil }},
 		setFunc("difference", "Items of a that are not in b, in a's order.", func(a, b []any) any { return Difference(a, b) }),
 		setFunc("intersection", "Items of a that are also in b, in a's order.", func(a, b []any) any { return Difference(a, Difference(a, b)) }),
 		setFunc("sameSet", "Whether a and b hold the same items, ignoring order and repeats.", func(a, b []any) any {
