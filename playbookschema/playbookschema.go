@@ -141,6 +141,8 @@ func stepSchema() *obj {
 			return newObj("type", "integer", "minimum", 0, "description", doc)
 		case "assert":
 			return newObj("type", "array", "items", newObj("$ref", "#/$defs/assertion"), "description", doc)
+		case "loop":
+			return newObj("anyOf", []any{newObj("type", "array"), newObj("$ref", "#/$defs/template")}, "description", doc)
 		}
 		return newObj("type", "string", "description", doc)
 	})

@@ -103,6 +103,12 @@ func TestPlaybooksMatchSchema(t *testing.T) {
 			t.Errorf("%s: %v", f, probs)
 		}
 	}
+	// loop takes a YAML list or a template
+	for _, src := range []string{"name: a\nsteps:\n  - id: a\n    loop: [80, 443]\n    run: {argv: [x]}\n", "name: a\nsteps:\n  - id: a\n    loop: ${{ 1..3 }}\n    run: {argv: [x]}\n"} {
+		if probs := validateYAML(t, schema, []byte(src)); len(probs) > 0 {
+			t.Errorf("%q: %v", src, probs)
+		}
+	}
 	if checked < 5 {
 		t.Fatalf("checked %d playbooks, expected the lab's and the examples", checked)
 	}
@@ -111,6 +117,7 @@ func TestPlaybooksMatchSchema(t *testing.T) {
 		{"one branch", "name: a\nsteps:\n  - id: g\n    parallel:\n      only: [{id: a, run: {argv: [x]}}]\n", "/steps/0/parallel: has 1 keys, expected at least 2"},
 		{"branch name", "name: a\nsteps:\n  - id: g\n    parallel:\n      a-b: [{id: a, run: {argv: [x]}}]\n      c: [{id: c, run: {argv: [x]}}]\n", `key "a-b": "a-b" does not match pattern`},
 		{"step in a branch", "name: a\nsteps:\n  - id: g\n    parallel:\n      a: [{id: a, rn: {argv: [x]}}]\n      c: [{id: c, run: {argv: [x]}}]\n", "/steps/0/parallel/a/0/rn: is not an allowed key"},
+		{"loop of a number", "name: a\nsteps:\n  - id: a\n    loop: 5\n    run: {argv: [x]}\n", "/steps/0/loop"},
 	} {
 		probs := validateYAML(t, schema, []byte(c.src))
 		if !strings.Contains(fmt.Sprint(probs), c.want) {
