@@ -50,18 +50,11 @@ func OpenJournal(outputDir, playbook string, resume bool) (*Journal, error) {
 	j := &Journal{path: path, loaded: map[string]journalEntry{}}
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if resume {
-		data, err := os.ReadFile(path)
+		loaded, err := readJournal(path)
 		if err != nil && !os.IsNotExist(err) {
 			return nil, err
 		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 1<<20), 512<<20)
-		for sc.Scan() {
-			var e journalEntry
-			if json.Unmarshal(sc.Bytes(), &e) == nil && e.ID != "" {
-				j.loaded[e.ID] = e
-			}
-		}
+		j.loaded = loaded
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	}
 	f, err := os.OpenFile(path, flags, 0o644)
@@ -70,6 +63,25 @@ func OpenJournal(outputDir, playbook string, resume bool) (*Journal, error) {
 	}
 	j.f = f
 	return j, nil
+}
+
+// readJournal reads the entries of a journal file by step id, the last
+// one winning; a torn last line is skipped.
+func readJournal(path string) (map[string]journalEntry, error) {
+	out := map[string]journalEntry{}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return out, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 512<<20)
+	for sc.Scan() {
+		var e journalEntry
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.ID != "" {
+			out[e.ID] = e
+		}
+	}
+	return out, nil
 }
 
 // Path is the journal file.

@@ -311,22 +311,30 @@ func (r *Runner) restore() (map[string]*StepRecord, error) {
 		if !ok {
 			return nil, fmt.Errorf("--from %s: step %s has no completed result in the journal %s; run without --from first", r.From, s.ID, r.journal.Path())
 		}
-		res := r.zero(s)
-		if len(e.Result) > 0 && s.Action != nil {
-			p := reflect.New(s.Result)
-			if err := e.decode(p.Interface()); err != nil {
-				return nil, fmt.Errorf("--from %s: journal entry of step %s: %v", r.From, s.ID, err)
-			}
-			res = p.Interface()
-			if s.Loop != nil {
-				res = p.Elem().Interface()
-			}
+		res, err := r.decodeEntry(s, e)
+		if err != nil {
+			return nil, fmt.Errorf("--from %s: %v", r.From, err)
 		}
 		rec := newRecord(s)
 		rec.Status, rec.Result = Restored, res
 		out[s.ID] = rec
 	}
 	return out, nil
+}
+
+// decodeEntry turns a journal entry back into step s's typed result.
+func (r *Runner) decodeEntry(s *StepPlan, e journalEntry) (any, error) {
+	if len(e.Result) == 0 || s.Action == nil {
+		return r.zero(s), nil
+	}
+	p := reflect.New(s.Result)
+	if err := e.decode(p.Interface()); err != nil {
+		return nil, fmt.Errorf("journal entry of step %s: %v", s.ID, err)
+	}
+	if s.Loop != nil {
+		return p.Elem().Interface(), nil
+	}
+	return p.Interface(), nil
 }
 
 // zero is the result later steps see for a step that did not run: zero

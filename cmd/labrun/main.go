@@ -42,6 +42,7 @@ Usage:
   labrun [run] PLAYBOOK [flags]     solve the lab: run every step
   labrun check PLAYBOOK [flags]     grade a learner's files: read-only steps and assertions only
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
+  labrun eval PLAYBOOK EXPR...      evaluate expressions on the results a run left in the journal
   labrun schema                     print the playbook JSON Schema
   labrun actions                    list actions, their spec fields and result types, and functions
   labrun parse KIND [FILE|-]        print the typed result of a tool-output parser as JSON
@@ -69,6 +70,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return runCmd(rest, actions.Check, stdout, stderr)
 	case "validate":
 		return validateCmd(rest, stdout, stderr)
+	case "eval":
+		return evalCmd(rest, stdout, stderr)
 	case "schema":
 		return schemaCmd(rest, stdout, stderr)
 	case "actions":
@@ -85,7 +88,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if strings.HasPrefix(cmd, "-") || strings.HasSuffix(cmd, ".yaml") || strings.HasSuffix(cmd, ".yml") || fileExists(cmd) {
 		return runCmd(args, actions.Solve, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "validate", "schema", "actions", "parse", "version"}), usage)
+	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "validate", "eval", "schema", "actions", "parse", "version"}), usage)
 	return exitInvalid
 }
 
