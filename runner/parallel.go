@@ -73,7 +73,8 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 			var sr *StepRecord
 			switch {
 			case ctx.Err() != nil:
-				sr = r.skipAll([]*StepPlan{s}, "interrupted")[0]
+				_, why := stopped(ctx)
+				sr = r.skipAll([]*StepPlan{s}, why)[0]
 			case failed:
 				sr = r.skipAll([]*StepPlan{s}, "an earlier step failed")[0]
 			case gctx.Err() != nil:
@@ -109,8 +110,10 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 		sr := done[s]
 		recs = append(recs, sr)
 		switch {
-		case sr.Status == Interrupted || ctx.Err() != nil:
+		case sr.Status == Interrupted:
 			rec.Status = Interrupted
+		case ctx.Err() != nil && rec.Status != Interrupted:
+			rec.Status, _ = stopped(ctx)
 		case sr.Status == Failed && rec.Status != Interrupted:
 			rec.Status = Failed
 		}

@@ -123,6 +123,10 @@ type Runner struct {
 	// Sequential runs the branches of parallel steps one after another,
 	// in the order written, instead of at the same time.
 	Sequential bool
+	// Timeout, when set, bounds the steps of the whole run (not the
+	// finally steps, which get CleanupTimeout after it): the running
+	// step fails, naming the limit, and the rest are skipped.
+	Timeout time.Duration
 
 	env     *eval.Env
 	journal *Journal
@@ -148,6 +152,11 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, r.Timeout, &runTimeout{limit: r.Timeout})
+		defer cancel()
+	}
 	interrupted := false
 	failed := false
 	for _, s := range p.Steps {
@@ -166,6 +175,9 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			}
 		case interrupted:
 			recs = r.skipAll(withMembers(s), "interrupted")
+		case ctx.Err() != nil:
+			_, why := stopped(ctx)
+			recs = r.skipAll(withMembers(s), why)
 		case failed && !r.KeepGoing:
 			recs = r.skipAll(withMembers(s), "an earlier step failed")
 		case s.Parallel != nil:
@@ -208,7 +220,10 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	}
 	switch {
 	case interrupted || ctx.Err() != nil:
-		out.Status = Interrupted
+		out.Status, _ = stopped(ctx)
+		if interrupted {
+			out.Status = Interrupted
+		}
 	case failed:
 		out.Status = Failed
 	}
@@ -512,9 +527,32 @@ func (r *Runner) fail(ctx context.Context, rec *StepRecord, err error) {
 	case errors.As(context.Cause(ctx), &stop):
 		rec.Status, rec.Error, rec.Reason = Skipped, "", stop.Error()
 	case ctx.Err() != nil:
-		rec.Status = Interrupted
-		rec.Error = "interrupted"
+		var why string
+		rec.Status, why = stopped(ctx)
+		if rec.Status == Interrupted {
+			rec.Error = why
+		} else if !strings.Contains(rec.Error, why) {
+			rec.Error = why + ": " + rec.Error
+		}
 	}
+}
+
+// runTimeout ends a run's context when its time limit (--timeout) passes.
+type runTimeout struct{ limit time.Duration }
+
+func (e *runTimeout) Error() string {
+	return fmt.Sprintf("the run's time limit of %s passed", e.limit)
+}
+
+// stopped says how a step ends when the run's context ends under it:
+// interrupted (Ctrl-C), or failed because the run's time limit passed;
+// and why, in words.
+func stopped(ctx context.Context) (Status, string) {
+	var limit *runTimeout
+	if errors.As(context.Cause(ctx), &limit) {
+		return Failed, limit.Error()
+	}
+	return Interrupted, "interrupted"
 }
 
 // checkAsserts evaluates the step's assertions in env, records them (for
@@ -576,7 +614,12 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 			}
 		}
 		if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			err = fmt.Errorf("step timed out after %s: %v", s.Timeout, err)
+			var limit *runTimeout
+			if errors.As(context.Cause(ctx), &limit) {
+				err = fmt.Errorf("%s: %v", limit, err)
+			} else {
+				err = fmt.Errorf("step timed out after %s: %v", s.Timeout, err)
+			}
 		}
 		return res, attempts, err
 	}
@@ -606,7 +649,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 			return ok, err
 		})
 		if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.Canceled) {
-			return res, 1, untilTimeout(s, env, last, err)
+			return res, 1, untilTimeout(ctx, s, env, last, err)
 		}
 		return res, 1, err
 	}
@@ -618,7 +661,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 			if parent := context.Cause(ctx); errors.Is(parent, context.Canceled) {
 				return lastRes, attempts, parent
 			}
-			return lastRes, attempts, untilTimeout(s, env, lastRes, lastErr)
+			return lastRes, attempts, untilTimeout(ctx, s, env, lastRes, lastErr)
 		}
 		if err == nil {
 			lastRes, lastErr = res, nil
@@ -638,14 +681,19 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 			if errors.Is(context.Cause(ctx), context.Canceled) {
 				return lastRes, attempts, context.Canceled
 			}
-			return lastRes, attempts, untilTimeout(s, env, lastRes, lastErr)
+			return lastRes, attempts, untilTimeout(ctx, s, env, lastRes, lastErr)
 		}
 	}
 }
 
-// untilTimeout says what was awaited and the last thing seen.
-func untilTimeout(s *StepPlan, env *eval.Env, last any, lastErr error) error {
+// untilTimeout says what was awaited and the last thing seen, and which
+// limit ended the wait: the step's, or the run's.
+func untilTimeout(ctx context.Context, s *StepPlan, env *eval.Env, last any, lastErr error) error {
 	msg := fmt.Sprintf("timed out after %s waiting for until: %s", s.Timeout, s.Until.Src)
+	var limit *runTimeout
+	if errors.As(context.Cause(ctx), &limit) {
+		msg = fmt.Sprintf("%s while waiting for until: %s", limit, s.Until.Src)
+	}
 	if last != nil {
 		msg += "; last seen: " + describeLast(s, env.WithResult(last))
 	}

@@ -293,3 +293,55 @@ steps:
 		t.Errorf("last.txt = %q", b)
 	}
 }
+
+// A run's time limit fails the running step, naming the limit (and for
+// until, what it waited for), skips the rest, and still runs finally.
+func TestRunTimeLimit(t *testing.T) {
+	for _, tc := range []struct{ name, step, want string }{
+		{"a running program", `run: {argv: [sleep, "30"]}`, "the run's time limit of 200ms passed: sleep did not finish"},
+		{"a poll", "run: {argv: [\"true\"]}\n    until: result.exitCode == 1\n    interval: 20ms", "the run's time limit of 200ms passed while waiting for until: result.exitCode == 1; last seen: result.exitCode = 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			plan := compile(t, `
+name: limit
+vars: {out: x}
+outputDir: ${{ vars.out }}
+steps:
+  - id: first
+    run: {argv: ["true"]}
+  - id: slow
+    `+tc.step+`
+  - id: later
+    run: {argv: ["true"]}
+finally:
+  - id: cleanup
+    write: {path: cleaned.txt, text: done}
+`, "out="+out)
+			start := time.Now()
+			o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Timeout: 200 * time.Millisecond}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("the run took %s with a 200ms limit", d)
+			}
+			if o.Status != Failed {
+				t.Errorf("run status %s, want failed", o.Status)
+			}
+			byID := map[string]*StepRecord{}
+			for _, r := range o.Steps {
+				byID[r.ID] = r
+			}
+			if r := byID["slow"]; r.Status != Failed || !strings.Contains(r.Error, tc.want) {
+				t.Errorf("slow: %s %q, want failed with %q", r.Status, r.Error, tc.want)
+			}
+			if r := byID["later"]; r.Status != Skipped || r.Reason != "the run's time limit of 200ms passed" {
+				t.Errorf("later: %s %q", r.Status, r.Reason)
+			}
+			if r := byID["cleanup"]; r.Status != Passed {
+				t.Errorf("cleanup: %s %s", r.Status, r.Error)
+			}
+		})
+	}
+}

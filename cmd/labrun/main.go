@@ -149,6 +149,7 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	verbose := fs.BoolP("verbose", "v", false, "print each step as it starts")
 	noProgress := fs.Bool("no-progress", false, "plain lines even on a terminal")
 	sequential := fs.Bool("sequential", false, "run the branches of parallel steps one after another, in the order written")
+	timeout := fs.Duration("timeout", 0, "time limit for the steps of the whole run (e.g. 10m); finally steps still run after it")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
 	kubeContext := fs.String("context", "", "kubeconfig context to use (default: its current context)")
 	if err := fs.Parse(args); err != nil {
@@ -209,6 +210,7 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		// problem at once.
 		KeepGoing:  mode == actions.Check,
 		Sequential: *sequential,
+		Timeout:    *timeout,
 	}
 	out, err := r.Run(ctx)
 	if err != nil {
