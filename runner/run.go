@@ -219,11 +219,10 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		}
 	}
 	switch {
-	case interrupted || ctx.Err() != nil:
+	case interrupted:
+		out.Status = Interrupted
+	case ctx.Err() != nil:
 		out.Status, _ = stopped(ctx)
-		if interrupted {
-			out.Status = Interrupted
-		}
 	case failed:
 		out.Status = Failed
 	}
