@@ -53,10 +53,11 @@ type stepInfo struct {
 //
 // Expressions see one environment value, a struct built with reflect from
 // the declarations: vars, steps and env are structs whose fields carry the
-// declared names in expr tags, and result has the step's own result type.
-// Typed structs let expr check every member access at validation time;
-// one expr configuration per result type is kept, because its type cache
-// is what keeps compiling thousands of expressions fast.
+// declared names in expr tags, result has the step's own result type, and
+// in a step with loop item has the list's element type. Typed structs let
+// expr check every member access at validation time; one expr
+// configuration per scope (result and item types) is kept, because its
+// type cache is what keeps compiling thousands of expressions fast.
 type Compiler struct {
 	funcs     []Function
 	varTypes  map[string]reflect.Type
