@@ -61,11 +61,12 @@ var sections = []section{
 	{"validate", "labrun validate", benchValidate},
 	{"parse", "conntrack text parser at 200k entries", benchParse},
 	{"bpf", "conntrack BPF map dump", benchBPF},
+	{"http", "HTTP requests a lab makes", benchHTTP},
 }
 
 // runOrder runs the measurements that need a quiet machine first; the lab
 // runs last, since its pods keep starting and stopping for a while.
-var runOrder = []string{"validate", "parse", "bpf", "exec", "wait", "lab"}
+var runOrder = []string{"validate", "parse", "bpf", "http", "exec", "wait", "lab"}
 
 // bench is the state the sections share.
 type bench struct {
