@@ -99,7 +99,7 @@ func TestLoopStopsAtFailingItem(t *testing.T) {
 	}{
 		{"action error", `run: {argv: [sh, -c, 'exit $0', "${{ item }}"]}`, `item 1 (3): sh -c 'exit $0' 3 exited with code 3`, "", 2},
 		{"assertion", "run: {argv: [echo, \"${{ item }}\"]}\n    assert: [\"item == 0\"]", "", "assertion failed for item 1 (3): item == 0", 2},
-		{"until timeout", "run: {argv: [echo, \"${{ item }}\"]}\n    until: item == 0\n    timeout: 100ms\n    interval: 20ms", "item 1 (3): timed out after 100ms waiting for until: item == 0", "", 2},
+		{"until timeout", "run: {argv: [echo, \"${{ item }}\"]}\n    until: item == 0\n    timeout: 1s\n    interval: 50ms", "item 1 (3): timed out after 1s waiting for until: item == 0", "", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plan := compile(t, `

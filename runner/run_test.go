@@ -298,8 +298,8 @@ steps:
 // until, what it waited for), skips the rest, and still runs finally.
 func TestRunTimeLimit(t *testing.T) {
 	for _, tc := range []struct{ name, step, want string }{
-		{"a running program", `run: {argv: [sleep, "30"]}`, "the run's time limit of 200ms passed: sleep did not finish"},
-		{"a poll", "run: {argv: [\"true\"]}\n    until: result.exitCode == 1\n    interval: 20ms", "the run's time limit of 200ms passed while waiting for until: result.exitCode == 1; last seen: result.exitCode = 0"},
+		{"a running program", `run: {argv: [sleep, "30"]}`, "the run's time limit of 1s passed: sleep did not finish"},
+		{"a poll", "run: {argv: [\"true\"]}\n    until: result.exitCode == 1\n    interval: 20ms", "the run's time limit of 1s passed while waiting for until: result.exitCode == 1; last seen: result.exitCode = 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
@@ -319,12 +319,12 @@ finally:
     write: {path: cleaned.txt, text: done}
 `, "out="+out)
 			start := time.Now()
-			o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Timeout: 200 * time.Millisecond}).Run(context.Background())
+			o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Timeout: time.Second}).Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("the run took %s with a 200ms limit", d)
+				t.Errorf("the run took %s with a 1s limit", d)
 			}
 			if o.Status != Failed {
 				t.Errorf("run status %s, want failed", o.Status)
@@ -336,7 +336,7 @@ finally:
 			if r := byID["slow"]; r.Status != Failed || !strings.Contains(r.Error, tc.want) {
 				t.Errorf("slow: %s %q, want failed with %q", r.Status, r.Error, tc.want)
 			}
-			if r := byID["later"]; r.Status != Skipped || r.Reason != "the run's time limit of 200ms passed" {
+			if r := byID["later"]; r.Status != Skipped || r.Reason != "the run's time limit of 1s passed" {
 				t.Errorf("later: %s %q", r.Status, r.Reason)
 			}
 			if r := byID["cleanup"]; r.Status != Passed {
