@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -237,6 +238,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	var vf varFlags
 	vf.register(fs)
 	quiet := fs.BoolP("quiet", "q", false, "print only errors")
+	format := fs.String("format", "text", "how to print errors: text (file:line:col: message, on stderr), json (one array on stdout, for tools) or github (workflow commands on stdout, which GitHub Actions shows on the lines)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -245,6 +247,10 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "labrun validate: expected at least one playbook")
+		return exitInvalid
+	}
+	if *format != "text" && *format != "json" && *format != "github" {
+		fmt.Fprintf(stderr, "labrun validate: --format %q: expected text, json or github\n", *format)
 		return exitInvalid
 	}
 	if handWritten(fs.Args()) {
@@ -257,17 +263,78 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(128 << 20))
 	}
 	code := exitOK
+	var problems []*diag.Error
 	for _, path := range fs.Args() {
 		plan, err := runner.Load(path, vf.options())
 		if err != nil {
-			code = printLoadError(stderr, err)
+			code = exitInvalid
+			if *format == "text" {
+				printLoadError(stderr, err)
+			} else {
+				problems = append(problems, diagnostics(path, err)...)
+			}
 			continue
 		}
-		if !*quiet {
+		if !*quiet && *format == "text" {
 			printPlan(stdout, plan)
 		}
 	}
+	switch *format {
+	case "json":
+		printJSONProblems(stdout, problems)
+	case "github":
+		for _, p := range problems {
+			fmt.Fprintln(stdout, githubCommand(p))
+		}
+	}
 	return code
+}
+
+// diagnostics are the positioned errors of a failed load; an error
+// without a position is placed on the playbook file.
+func diagnostics(path string, err error) []*diag.Error {
+	var list diag.List
+	if errors.As(err, &list) {
+		return list
+	}
+	var one *diag.Error
+	if errors.As(err, &one) {
+		return []*diag.Error{one}
+	}
+	return []*diag.Error{{Pos: diag.Pos{File: path}, Msg: err.Error()}}
+}
+
+// printJSONProblems writes the errors as one JSON array: file, line and
+// column (0 when unknown) and the message.
+func printJSONProblems(w io.Writer, problems []*diag.Error) {
+	type problem struct {
+		File    string `json:"file"`
+		Line    int    `json:"line"`
+		Column  int    `json:"column"`
+		Message string `json:"message"`
+	}
+	out := make([]problem, 0, len(problems))
+	for _, p := range problems {
+		out = append(out, problem{File: p.Pos.File, Line: p.Pos.Line, Column: p.Pos.Col, Message: p.Msg})
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	fmt.Fprintln(w, string(b))
+}
+
+// githubCommand renders an error as a GitHub Actions workflow command, so
+// a lab repository's CI shows it on the playbook's line. Property values
+// and the message are escaped as the runner expects.
+func githubCommand(p *diag.Error) string {
+	prop := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+	msg := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	cmd := "::error file=" + prop.Replace(p.Pos.File)
+	if p.Pos.Line > 0 {
+		cmd += fmt.Sprintf(",line=%d", p.Pos.Line)
+		if p.Pos.Col > 0 {
+			cmd += fmt.Sprintf(",col=%d", p.Pos.Col)
+		}
+	}
+	return cmd + ",title=labrun validate::" + msg.Replace(p.Msg)
 }
 
 // printPlan shows what a run would do, step by step.
