@@ -32,6 +32,7 @@ type HTTPSpec struct {
 	JSON            any               `yaml:"json" doc:"Request body encoded as JSON; Content-Type becomes application/json unless headers set it."`
 	Timeout         time.Duration     `yaml:"timeout" doc:"Limit for one request, from connecting to the body's last byte (default 10s). With until, each attempt has this limit."`
 	FollowRedirects bool              `yaml:"followRedirects" doc:"Follow up to 10 redirects, as curl -L does; by default a 3xx response is the result."`
+	UnixSocket      string            `yaml:"unixSocket" doc:"Connect to this Unix socket instead of the URL's host, as curl --unix-socket; the URL still gives the path. E.g. the Cilium agent's API on its node: /var/run/cilium/cilium.sock with url http://localhost/v1/healthz."`
 	CAFile          string            `yaml:"caFile" doc:"PEM file of the CA certificates that verify an https server (default: the system's)."`
 	Insecure        bool              `yaml:"insecure" doc:"Do not verify the server's certificate, as curl -k."`
 	AllowFailure    bool              `yaml:"allowFailure" doc:"A request that gets no response (refused, reset, timed out) is a result with status 0 and error set, instead of a step failure."`
@@ -222,9 +223,17 @@ func httpClient(spec *HTTPSpec) (*http.Client, error) {
 		}
 		tlsConf.RootCAs = pool
 	}
+	dial := (&net.Dialer{}).DialContext
+	if spec.UnixSocket != "" {
+		// Unix sockets are how node agents (Cilium's, containerd's)
+		// serve their APIs; the URL's host only fills the Host header.
+		dial = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", spec.UnixSocket)
+		}
+	}
 	transport := &http.Transport{
 		Proxy:             nil,
-		DialContext:       (&net.Dialer{}).DialContext,
+		DialContext:       dial,
 		TLSClientConfig:   tlsConf,
 		DisableKeepAlives: true,
 		ForceAttemptHTTP2: true,

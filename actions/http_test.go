@@ -196,6 +196,32 @@ func TestHTTPTLS(t *testing.T) {
 	}
 }
 
+// unixSocket talks HTTP over a Unix socket, as node agents serve their
+// APIs; the URL gives the path and the Host header.
+func TestHTTPUnixSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "api.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"path": %q, "host": %q}`, r.URL.Path, r.Host)
+	})}}
+	s.Start()
+	defer s.Close()
+	r, err := httpRequest(context.Background(), &Runtime{}, &HTTPSpec{URL: "http://localhost/v1/healthz", UnixSocket: sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, "path", r.JSON.(map[string]any)["path"], "/v1/healthz")
+	want(t, "host", r.JSON.(map[string]any)["host"], "localhost")
+	_, err = httpRequest(context.Background(), &Runtime{}, &HTTPSpec{URL: "http://localhost/", UnixSocket: filepath.Join(t.TempDir(), "none.sock")})
+	if err == nil || !strings.Contains(err.Error(), "none.sock: connect: no such file or directory") {
+		t.Errorf("a missing socket: %v", err)
+	}
+}
+
 // Each request opens its own connection, so a load balancer chooses again.
 func TestHTTPNewConnectionEachTime(t *testing.T) {
 	var mu sync.Mutex

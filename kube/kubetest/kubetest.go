@@ -1,12 +1,15 @@
 // Package kubetest holds what the tests against the test cluster share:
 // where its kubeconfig and variables are, the connection, and namespaces
-// a test creates from a manifest and deletes when it ends. It is imported
-// by tests only.
+// a test creates from a manifest and deletes when it ends, and the Cilium
+// agent's API socket. It is imported by tests and the benchmark only.
 package kubetest
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -89,4 +92,23 @@ func ApplyInNamespace(ctx context.Context, tb testing.TB, c *kube.Client, ns, wh
 	if _, err := c.Apply(ctx, ms, kube.ApplyOptions{}); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// AgentSocket is the test cluster's Cilium agent API socket as this host
+// reaches it. A lab's node has it at /var/run/cilium/cilium.sock; the test
+// cluster's is in the agent container's mount namespace, so the path goes
+// through the root of the agent process, the only cilium-agent on this
+// machine.
+func AgentSocket() (string, error) {
+	procs, _ := filepath.Glob("/proc/[0-9]*/comm")
+	var found []string
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(b)) == "cilium-agent" {
+			found = append(found, filepath.Dir(p))
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("found %d cilium-agent processes (%v), want the test cluster's one", len(found), found)
+	}
+	return filepath.Join(found[0], "root/var/run/cilium/cilium.sock"), nil
 }

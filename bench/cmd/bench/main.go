@@ -61,7 +61,7 @@ var sections = []section{
 	{"validate", "labrun validate", benchValidate},
 	{"parse", "conntrack text parser at 200k entries", benchParse},
 	{"bpf", "conntrack BPF map dump", benchBPF},
-	{"http", "HTTP requests a lab makes", benchHTTP},
+	{"http", "HTTP requests a lab makes, and the agent's API", benchHTTP},
 }
 
 // runOrder runs the measurements that need a quiet machine first; the lab
