@@ -457,9 +457,10 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 
 // runLoop runs a step with loop: the action once per item, in order, each
 // item with its own until, retries, timeout and assertions. The step stops
-// at the first item that fails, as a playbook stops at the first step; its
-// result is the list of the results of the items that ran, the failing
-// one's (its last attempt) included.
+// at the first item that fails, as a playbook stops at the first step
+// (check mode grades every item, as it grades every step); its result is
+// the list of the results of the items that ran, a failing one's (its
+// last attempt) included.
 func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 	results := reflect.MakeSlice(s.Result, 0, 0)
 	defer func() {
@@ -498,13 +499,27 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 			results = reflect.Append(results, reflect.ValueOf(res))
 		}
 		if err != nil {
+			earlier := rec.Error
 			r.fail(ctx, rec, fmt.Errorf("%s: %w", label, err))
-			return
+			if earlier != "" && rec.Status == Failed {
+				rec.Error = earlier + "\n" + rec.Error
+			}
+			if !r.gradesOn(ctx) {
+				return
+			}
+			continue
 		}
-		if !r.checkAsserts(rec, s, env.WithResult(res), label) {
+		if !r.checkAsserts(rec, s, env.WithResult(res), label) && !r.gradesOn(ctx) {
 			return
 		}
 	}
+}
+
+// gradesOn reports whether a loop goes on to its next item after one
+// failed: in check mode (KeepGoing), so the learner sees every wrong file
+// at once, unless the run itself is ending.
+func (r *Runner) gradesOn(ctx context.Context) bool {
+	return r.KeepGoing && ctx.Err() == nil
 }
 
 // itemLabel names item i of a loop in messages: its index, and its value
