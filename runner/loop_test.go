@@ -48,9 +48,8 @@ steps:
         chained: ${{ steps.chained[1].stdout }}
         none: ${{ len(steps.none) }}
 `
-	plan := compile(t, src, "out="+out)
 	rec := &recorder{}
-	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec}).Run(context.Background())
+	o, err := (&Runner{Plan: compile(t, src, "out="+out), Runtime: &actions.Runtime{}, Observer: rec}).Run(context.Background())
 	if err != nil || o.Status != Passed {
 		t.Fatalf("run: %v %v %+v", o.Status, err, o.Steps)
 	}
@@ -80,11 +79,7 @@ steps:
 
 	// --from restores the lists, typed: summary reads item fields again.
 	os.Remove(filepath.Join(out, "summary.json"))
-	plan = compile(t, src, "out="+out)
-	o, err = (&Runner{Plan: plan, Runtime: &actions.Runtime{}, From: "summary"}).Run(context.Background())
-	if err != nil || o.Status != Passed {
-		t.Fatalf("resumed: %v %v", o, err)
-	}
+	resume(t, src, "summary", "out="+out)
 	if got := compactJSON(t, filepath.Join(out, "summary.json")); got != want {
 		t.Errorf("resumed summary.json = %s, want %s", got, want)
 	}

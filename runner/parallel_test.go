@@ -73,12 +73,7 @@ func TestParallelBranchesRunTogether(t *testing.T) {
 	}
 	// the journal has every branch step and the parallel step itself, so
 	// a later run can resume after it
-	plan = compile(t, handshake, "out="+out)
-	rec := &recorder{}
-	o, err = (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec, From: "after"}).Run(context.Background())
-	if err != nil || o.Status != Passed {
-		t.Fatalf("resumed: %v %v", err, ids(o.Steps))
-	}
+	_, rec := resume(t, handshake, "after", "out="+out)
 	if s := rec.status("wait_pong"); s != Restored {
 		t.Errorf("wait_pong: %s, want restored", s)
 	}

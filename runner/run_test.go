@@ -31,6 +31,30 @@ func compile(t *testing.T, src string, set ...string) *Plan {
 	return plan
 }
 
+// solve compiles src and runs it to the end, as `labrun run` does; the
+// run must pass.
+func solve(t *testing.T, src string, set ...string) *Outcome {
+	t.Helper()
+	o, err := (&Runner{Plan: compile(t, src, set...), Runtime: &actions.Runtime{}}).Run(context.Background())
+	if err != nil || o.Status != Passed {
+		t.Fatalf("run: %v %+v", err, o)
+	}
+	return o
+}
+
+// resume compiles src afresh and runs it from step from with the journal
+// an earlier run left, as `labrun run --from` does; the run must pass. It
+// returns the outcome and what the observer saw.
+func resume(t *testing.T, src, from string, set ...string) (*Outcome, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	o, err := (&Runner{Plan: compile(t, src, set...), Runtime: &actions.Runtime{}, Observer: rec, From: from}).Run(context.Background())
+	if err != nil || o.Status != Passed {
+		t.Fatalf("resumed from %s: %v %+v", from, err, o)
+	}
+	return o, rec
+}
+
 // recorder is an Observer that keeps what it was told.
 type recorder struct {
 	mu       sync.Mutex
@@ -136,20 +160,11 @@ steps:
   - id: second
     write: {path: value.txt, text: "${{ trim(steps.first.stdout) }}"}
 `
-	plan := compile(t, src, "out="+out, "marker="+marker)
-	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}}).Run(context.Background())
-	if err != nil || o.Status != Passed {
-		t.Fatalf("first run: %v %v", o, err)
-	}
+	solve(t, src, "out="+out, "marker="+marker)
 	first, _ := os.ReadFile(filepath.Join(out, "value.txt"))
 	os.Remove(filepath.Join(out, "value.txt"))
 
-	plan = compile(t, src, "out="+out, "marker="+marker)
-	rec := &recorder{}
-	o, err = (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec, From: "second"}).Run(context.Background())
-	if err != nil || o.Status != Passed {
-		t.Fatalf("resumed run: %+v %v", o, err)
-	}
+	_, rec := resume(t, src, "second", "out="+out, "marker="+marker)
 	if s := rec.status("first"); s != Restored {
 		t.Errorf("first: %s, want restored", s)
 	}
@@ -239,15 +254,8 @@ steps:
   - id: answer
     write: {path: peer.txt, text: "${{ steps.conns.live[0].foreign.String() }}"}
 `
-	plan := compile(t, src, "out="+out)
-	if o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}}).Run(context.Background()); err != nil || o.Status != Passed {
-		t.Fatalf("run: %+v %v", o, err)
-	}
-	plan = compile(t, src, "out="+out)
-	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, From: "answer"}).Run(context.Background())
-	if err != nil || o.Status != Passed {
-		t.Fatalf("resumed: %v %+v", err, o.Steps[len(o.Steps)-1])
-	}
+	solve(t, src, "out="+out)
+	resume(t, src, "answer", "out="+out)
 	if b, _ := os.ReadFile(filepath.Join(out, "peer.txt")); string(b) != "10.42.0.33:8080\n" {
 		t.Errorf("peer.txt = %q", b)
 	}
@@ -274,16 +282,8 @@ steps:
   - id: last
     write: {path: last.txt, text: "[${{ steps.maybe.stdout }}${{ steps.a1.stdout }}]"}
 `
-	plan := compile(t, src, "out="+out)
-	if o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}}).Run(context.Background()); err != nil || o.Status != Passed {
-		t.Fatalf("run: %v %v", o, err)
-	}
-	plan = compile(t, src, "out="+out)
-	rec := &recorder{}
-	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec, From: "last"}).Run(context.Background())
-	if err != nil || o.Status != Passed {
-		t.Fatalf("resumed: %v %+v", err, o)
-	}
+	solve(t, src, "out="+out)
+	_, rec := resume(t, src, "last", "out="+out)
 	for _, id := range []string{"maybe", "g", "a1", "b1"} {
 		if s := rec.status(id); s != Restored {
 			t.Errorf("%s: %s, want restored", id, s)
