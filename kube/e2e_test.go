@@ -905,7 +905,12 @@ func errText(err error) string {
 }
 
 // The real target of sessions: the Cilium agent, found the way a lab names
-// it (ds/cilium on a node), read-only commands only.
+// it (ds/cilium on a node), read-only commands only. Each runs twice, as a
+// separate exec and in a session, and must print the same: so the commands
+// are ones whose output stays the same between two runs (the agent's
+// version and its configuration; `status --brief` reports the agent's
+// live health, which another test deleting endpoints can change between
+// the two).
 func TestE2ECiliumAgentExec(t *testing.T) {
 	c := e2eClient(t)
 	ds, err := c.Get(ctxT(t, 10*time.Second), ObjectRef{Kind: "ds", Namespace: "kube-system", Name: "cilium"})
@@ -924,7 +929,7 @@ func TestE2ECiliumAgentExec(t *testing.T) {
 		t.Fatalf("ds/cilium on node %s: %+v %v", any.Node, p, err)
 	}
 	for _, argv := range [][]string{
-		{"cilium-dbg", "status", "--brief"},
+		{"cilium-dbg", "config"},
 		{"cilium-dbg", "version"},
 		{"ip", "-o", "link", "show", "lo"},
 		{"sh", "-c", "echo $0 $#", "a b", "c"},

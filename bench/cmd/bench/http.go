@@ -79,7 +79,7 @@ steps:
   - id: status
     http: {url: "http://localhost/v1/healthz", unixSocket: "${{ vars.sock }}"}
     assert:
-      - result.status == 200 && result.json.cilium.state == "Ok"
+      - result.status == 200 && result.json["kube-proxy-replacement"].mode == "True"
 `, sock), 0o644); err != nil {
 		return Row{}, err
 	}
