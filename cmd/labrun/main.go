@@ -125,13 +125,8 @@ func newFlagSet(name string, stderr io.Writer, help string) *pflag.FlagSet {
 
 // printLoadError prints diagnostics one per line and returns exit 2.
 func printLoadError(stderr io.Writer, err error) int {
-	var list diag.List
-	if errors.As(err, &list) {
-		for _, e := range list {
-			fmt.Fprintln(stderr, e.Error())
-		}
-	} else {
-		fmt.Fprintln(stderr, err.Error())
+	for _, e := range diagnostics("", err) {
+		fmt.Fprintln(stderr, e.Error())
 	}
 	return exitInvalid
 }
@@ -291,14 +286,13 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 // diagnostics are the positioned errors of a failed load; an error
-// without a position is placed on the playbook file.
+// without a position is placed on path, the playbook file.
 func diagnostics(path string, err error) []*diag.Error {
 	var list diag.List
 	if errors.As(err, &list) {
 		return list
 	}
-	var one *diag.Error
-	if errors.As(err, &one) {
+	if one, ok := err.(*diag.Error); ok {
 		return []*diag.Error{one}
 	}
 	return []*diag.Error{{Pos: diag.Pos{File: path}, Msg: err.Error()}}
