@@ -77,10 +77,7 @@ func init() {
 // checkHTTP finds at validate time what the request cannot do: a URL
 // that is not http(s), a body given twice, a method with spaces.
 func checkHTTP(spec *eval.Value, sc *StaticContext) diag.List {
-	var errs diag.List
-	if spec.Lookup("body") != nil && spec.Lookup("json") != nil {
-		errs.Add(spec.Lookup("json").Pos, "body and json cannot be used together; use one of [body json]")
-	}
+	errs := atMostOne(spec, "body", "json")
 	if u := spec.Lookup("url"); u != nil {
 		if s, ok := u.Literal(); ok {
 			if str, isStr := s.(string); isStr {

@@ -176,6 +176,19 @@ func (i *Info) Check(spec *eval.Value, sc *StaticContext) diag.List {
 
 // exactlyOne is a static check helper for specs whose keys are alternatives.
 func exactlyOne(spec *eval.Value, keys ...string) diag.List {
+	for _, k := range keys {
+		if spec.Lookup(k) != nil {
+			return atMostOne(spec, keys...)
+		}
+	}
+	var errs diag.List
+	errs.Add(spec.Pos, "expected one of the keys %v", keys)
+	return errs
+}
+
+// atMostOne is a static check helper for optional keys that exclude each
+// other.
+func atMostOne(spec *eval.Value, keys ...string) diag.List {
 	var found []string
 	for _, k := range keys {
 		if spec.Lookup(k) != nil {
@@ -183,10 +196,7 @@ func exactlyOne(spec *eval.Value, keys ...string) diag.List {
 		}
 	}
 	var errs diag.List
-	switch {
-	case len(found) == 0:
-		errs.Add(spec.Pos, "expected one of the keys %v", keys)
-	case len(found) > 1:
+	if len(found) > 1 {
 		errs.Add(spec.Lookup(found[1]).Pos, "%s and %s cannot be used together; use one of %v", found[0], found[1], keys)
 	}
 	return errs
