@@ -155,15 +155,19 @@ holder_logged() { k -n "$ns" logs holder >"$tmp/holder.log" && tail -n 1 "$tmp/h
 # established: holder's ESTABLISHED sockets on the port, in $tmp/netstat.
 established() { awk -v p=":$holder_port" '$6 == "ESTABLISHED" && substr($4, length($4) - length(p) + 1) == p { print $5 }' "$tmp/netstat"; }
 holder_socket() { k -n "$ns" exec holder -- netstat -tn >"$tmp/netstat" && [ "$(established | wc -l)" -eq 1 ]; }
-# ct_out: destinations of holder's open TCP OUT entries in $tmp/ct.
-ct_out() { awk -v src="$client" '$1 == "TCP" && $2 == "OUT" && $3 == src && !/RxClosing|TxClosing/ { print $5 }' "$tmp/ct"; }
+# ct_out: the destination of holder's live connection in $tmp/ct: of its open
+# TCP OUT entries, the most recently refreshed (largest expires=); an earlier
+# one whose end conntrack did not see can linger from the same port.
+ct_out() {
+	awk -v src="$client" '$1 == "TCP" && $2 == "OUT" && $3 == src && !/RxClosing|TxClosing/ { split($6, e, "="); print e[2], $5 }' "$tmp/ct" |
+		sort -rn | head -n 1 | cut -d' ' -f2
+}
 ct_has() { agent bpf ct list global >"$tmp/ct" && [ -n "$(ct_out)" ]; }
 # holder_connection: sets app_peer, socket_peer, backend and svc_entries.
 holder_connection() {
 	poll 60 holder_logged
 	poll 60 holder_socket
 	poll 60 ct_has
-	[ "$(ct_out | wc -l)" -eq 1 ] || die "holder's connection should have one TCP OUT conntrack entry"
 	app_peer=$(grep -o 'peer=[^[:space:]]*' "$tmp/holder.log" | tail -n 1 | cut -d= -f2)
 	socket_peer=$(established)
 	backend=$(ct_out)
