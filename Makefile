@@ -46,7 +46,7 @@ lint:
 FUZZSCALE ?= 1
 
 fuzz:
-	$(GO) test -run XXX -fuzz '^FuzzLoad$$' -fuzztime $$((40000 * $(FUZZSCALE)))x ./playbook
+	$(GO) test -run XXX -fuzz '^FuzzLoad$$' -fuzztime $$((40000 * $(FUZZSCALE)))x ./syntax
 	$(GO) test -run XXX -fuzz '^FuzzSplitTemplate$$' -fuzztime $$((60000 * $(FUZZSCALE)))x ./eval
 	$(GO) test -run XXX -fuzz '^FuzzCompile$$' -fuzztime $$((20000 * $(FUZZSCALE)))x ./runner
 

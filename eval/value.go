@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/playbook"
+	"github.com/labrun/labrun/syntax"
 	"gopkg.in/yaml.v3"
 )
 
@@ -302,7 +302,7 @@ func check(v *Value, t reflect.Type, errs *diag.List) {
 		return
 	case litKind:
 		if !literalFits(v.lit, t) {
-			errs.Add(v.Pos, "expected %s, found %s", want, playbook.Describe(v.Node))
+			errs.Add(v.Pos, "expected %s, found %s", want, syntax.Describe(v.Node))
 		}
 		return
 	case listKind:

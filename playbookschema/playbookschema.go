@@ -12,7 +12,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/eval"
-	"github.com/labrun/labrun/playbook"
+	"github.com/labrun/labrun/syntax"
 )
 
 // obj is a JSON object with keys in insertion order, so the generated file
@@ -74,7 +74,7 @@ func Generate() ([]byte, error) {
 		"title", "labrun playbook",
 		"description", "A lab as variables and ordered steps; see labrun's README.",
 	)
-	props, required := structProps(reflect.TypeOf(playbook.Playbook{}), func(key string, f reflect.StructField) any {
+	props, required := structProps(reflect.TypeOf(syntax.Playbook{}), func(key string, f reflect.StructField) any {
 		switch key {
 		case "vars":
 			return newObj("type", "object", "propertyNames", newObj("pattern", idPattern), "description", f.Tag.Get("doc"))
@@ -120,7 +120,7 @@ func structProps(t reflect.Type, fieldSchema func(key string, f reflect.StructFi
 }
 
 func assertionSchema() *obj {
-	props, required := structProps(reflect.TypeOf(playbook.Assertion{}), func(key string, f reflect.StructField) any {
+	props, required := structProps(reflect.TypeOf(syntax.Assertion{}), func(key string, f reflect.StructField) any {
 		return newObj("type", "string", "description", f.Tag.Get("doc"))
 	})
 	return newObj("anyOf", []any{
@@ -130,7 +130,7 @@ func assertionSchema() *obj {
 }
 
 func stepSchema() *obj {
-	props, required := structProps(reflect.TypeOf(playbook.Step{}), func(key string, f reflect.StructField) any {
+	props, required := structProps(reflect.TypeOf(syntax.Step{}), func(key string, f reflect.StructField) any {
 		doc := f.Tag.Get("doc")
 		switch key {
 		case "id":
@@ -152,14 +152,14 @@ func stepSchema() *obj {
 		oneOf = append(oneOf, newObj("required", []string{a.Name}))
 	}
 	oneOf = append(oneOf, newObj("required", []string{"assert"}))
-	props.set(playbook.ParallelKey, newObj(
+	props.set(syntax.ParallelKey, newObj(
 		"type", "object",
 		"description", "Branches that run at the same time, each a list of steps run in order: branch name to steps. A step in one branch cannot read the steps of another; steps after this one read them all. Takes the place of an action; besides it a parallel step has only id, name and when.",
 		"minProperties", 2,
 		"propertyNames", newObj("pattern", idPattern),
 		"additionalProperties", newObj("type", "array", "minItems", 1, "items", newObj("$ref", "#/$defs/step")),
 	))
-	oneOf = append(oneOf, newObj("required", []string{playbook.ParallelKey}))
+	oneOf = append(oneOf, newObj("required", []string{syntax.ParallelKey}))
 	return newObj(
 		"type", "object",
 		"description", "One action (one of the action keys) plus control fields; a step with only assert checks conditions.",

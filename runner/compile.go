@@ -17,7 +17,7 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
-	"github.com/labrun/labrun/playbook"
+	"github.com/labrun/labrun/syntax"
 	"gopkg.in/yaml.v3"
 )
 
@@ -30,7 +30,7 @@ const (
 
 // Plan is a playbook with every expression compiled and checked.
 type Plan struct {
-	Playbook  *playbook.Playbook
+	Playbook  *syntax.Playbook
 	Vars      []*VarPlan
 	EnvNames  []string
 	OutputDir *eval.Value // nil when the playbook writes nothing
@@ -99,7 +99,7 @@ type BranchPlan struct {
 func (s *StepPlan) ActionName() string {
 	switch {
 	case s.Parallel != nil:
-		return playbook.ParallelKey
+		return syntax.ParallelKey
 	case s.Action == nil:
 		return "assert"
 	}
@@ -127,7 +127,7 @@ type Options struct {
 
 // Load reads and compiles a playbook file in one go.
 func Load(path string, opts Options) (*Plan, error) {
-	pb, err := playbook.LoadFile(path, actions.Names())
+	pb, err := syntax.LoadFile(path, actions.Names())
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func Load(path string, opts Options) (*Plan, error) {
 }
 
 // Compile checks a loaded playbook and compiles its expressions.
-func Compile(pb *playbook.Playbook, opts Options) (*Plan, error) {
+func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 	funcs := opts.Functions
 	if funcs == nil {
 		funcs = DefaultFunctions()
@@ -159,7 +159,7 @@ func Compile(pb *playbook.Playbook, opts Options) (*Plan, error) {
 	// against one final layout, with one expr configuration per result
 	// type, instead of new ones after each compute step (a compute spec
 	// gets a new layout only when it reads an earlier compute step).
-	c.specs = map[*playbook.Step]builtSpec{}
+	c.specs = map[*syntax.Step]builtSpec{}
 	for i, s := range steps {
 		if info, ok := actions.Lookup(s.Action); ok && info.DynamicResult {
 			c.specs[s] = c.buildSpec(i, s, info)
@@ -177,21 +177,21 @@ func Compile(pb *playbook.Playbook, opts Options) (*Plan, error) {
 }
 
 type compiler struct {
-	pb   *playbook.Playbook
+	pb   *syntax.Playbook
 	file string
 	ec   *eval.Compiler
 	plan *Plan
 	errs diag.List
 	// byID finds a step's declaration, to tell which steps run at the
 	// same time as the one being compiled.
-	byID map[string]*playbook.Step
+	byID map[string]*syntax.Step
 	// planOf maps declarations to their plans, to link branches.
-	planOf map[*playbook.Step]*StepPlan
+	planOf map[*syntax.Step]*StepPlan
 	// specs holds the specs built ahead of the other steps.
-	specs map[*playbook.Step]builtSpec
+	specs map[*syntax.Step]builtSpec
 	// items holds the item type of each step with loop, for the context
 	// of its expressions.
-	items map[*playbook.Step]reflect.Type
+	items map[*syntax.Step]reflect.Type
 }
 
 // builtSpec is a step's action spec, built and checked.
@@ -202,7 +202,7 @@ type builtSpec struct {
 
 // buildSpec builds and checks step s's action spec; a step whose result
 // type comes from its spec is declared again with that type.
-func (c *compiler) buildSpec(index int, s *playbook.Step, info *actions.Info) builtSpec {
+func (c *compiler) buildSpec(index int, s *syntax.Step, info *actions.Info) builtSpec {
 	spec, errs := eval.Build(c.ec, c.file, s.Spec, c.context(index, s, nil, reflect.Invalid))
 	c.errs = append(c.errs, errs...)
 	b := builtSpec{spec: spec, result: info.Result}
@@ -238,7 +238,7 @@ func (o override) prefix() string {
 // pos is the override's place: its key in a vars file, else nowhere.
 func (o override) pos() diag.Pos {
 	if o.node != nil && o.file != "" {
-		return playbook.Pos(o.file, o.node)
+		return syntax.Pos(o.file, o.node)
 	}
 	return diag.Pos{}
 }
@@ -261,7 +261,7 @@ func (c *compiler) overrides(opts Options) map[string]override {
 		}
 		m := doc.Content[0]
 		if m.Kind != yaml.MappingNode {
-			c.errs.Add(playbook.Pos(f, m), "a vars file must be a mapping of name: value")
+			c.errs.Add(syntax.Pos(f, m), "a vars file must be a mapping of name: value")
 			continue
 		}
 		for i := 0; i+1 < len(m.Content); i += 2 {
@@ -350,7 +350,7 @@ func exprType(v *eval.Value) reflect.Type {
 // fitOverride makes a command-line value take the variable's declared type:
 // --set port=8080 stays a number for a number variable and becomes the
 // string "8080" for a string variable.
-func (c *compiler) fitOverride(v *playbook.Var, t reflect.Type, o override) *yaml.Node {
+func (c *compiler) fitOverride(v *syntax.Var, t reflect.Type, o override) *yaml.Node {
 	n := o.node
 	want := varType(v.Value)
 	got := varType(n)
@@ -368,9 +368,9 @@ func (c *compiler) fitOverride(v *playbook.Var, t reflect.Type, o override) *yam
 	}
 	pos := diag.Pos{}
 	if o.file != "" {
-		pos = playbook.Pos(o.file, n)
+		pos = syntax.Pos(o.file, n)
 	}
-	c.errs.Add(pos, "%svariable %s is %s (its default at %s), but the value given is %s", o.prefix(), v.Name, typeWord(want), v.Pos, playbook.Describe(n))
+	c.errs.Add(pos, "%svariable %s is %s (its default at %s), but the value given is %s", o.prefix(), v.Name, typeWord(want), v.Pos, syntax.Describe(n))
 	return v.Value
 }
 
@@ -410,8 +410,8 @@ func (c *compiler) outputDir() {
 // declareSteps records every step's id and result type first, so that a
 // reference to a later step gets "has not run yet" rather than "unknown".
 func (c *compiler) declareSteps() {
-	c.byID = map[string]*playbook.Step{}
-	c.planOf = map[*playbook.Step]*StepPlan{}
+	c.byID = map[string]*syntax.Step{}
+	c.planOf = map[*syntax.Step]*StepPlan{}
 	for _, s := range c.pb.AllSteps() {
 		c.byID[s.ID.Value] = s
 		var result reflect.Type
@@ -427,7 +427,7 @@ func (c *compiler) declareSteps() {
 	}
 }
 
-func (c *compiler) step(index int, s *playbook.Step) {
+func (c *compiler) step(index int, s *syntax.Step) {
 	sp := &StepPlan{
 		Index:    index,
 		ID:       s.ID.Value,
@@ -501,7 +501,7 @@ func (c *compiler) step(index int, s *playbook.Step) {
 }
 
 // context is where an expression of step s (declared at index) stands.
-func (c *compiler) context(index int, s *playbook.Step, result reflect.Type, want reflect.Kind) eval.Context {
+func (c *compiler) context(index int, s *syntax.Step, result reflect.Type, want reflect.Kind) eval.Context {
 	return eval.Context{Step: index, Result: result, Item: c.items[s], Want: want, Unavailable: func(id string) string {
 		return c.unavailable(s, id)
 	}}
@@ -517,8 +517,8 @@ func loopResult(result reflect.Type) reflect.Type {
 // other expressions: the list's element type when an expression's type
 // says it, else any value. Like an action's spec, and unlike a condition,
 // the list is a value: a YAML list, or one ${{ }} expression.
-func (c *compiler) loop(index int, s *playbook.Step, sp *StepPlan) {
-	pos := playbook.Pos(c.file, s.Loop)
+func (c *compiler) loop(index int, s *syntax.Step, sp *StepPlan) {
+	pos := syntax.Pos(c.file, s.Loop)
 	switch info, _ := actions.Lookup(s.Action); {
 	case s.Action == "":
 		c.errs.Add(pos, "loop needs an action to repeat")
@@ -541,12 +541,12 @@ func (c *compiler) loop(index int, s *playbook.Step, sp *StepPlan) {
 		}
 		item = e.Type.Elem()
 	case e == nil && v.Items() == nil:
-		c.errs.Add(pos, "loop needs a list or a ${{ }} expression giving one, found %s", playbook.Describe(s.Loop))
+		c.errs.Add(pos, "loop needs a list or a ${{ }} expression giving one, found %s", syntax.Describe(s.Loop))
 		return
 	}
 	sp.Loop, sp.Item = v, item
 	if c.items == nil {
-		c.items = map[*playbook.Step]reflect.Type{}
+		c.items = map[*syntax.Step]reflect.Type{}
 	}
 	c.items[s] = item
 }
@@ -554,7 +554,7 @@ func (c *compiler) loop(index int, s *playbook.Step, sp *StepPlan) {
 // unavailable says why step s cannot read step id although id is declared
 // before it: id is a parallel step (which has no result of its own), or id
 // runs in another branch of the parallel step s runs in.
-func (c *compiler) unavailable(s *playbook.Step, id string) string {
+func (c *compiler) unavailable(s *syntax.Step, id string) string {
 	t := c.byID[id]
 	switch {
 	case t == nil:
@@ -600,7 +600,7 @@ func (c *compiler) linkBranches() {
 
 // condition compiles a bare expression; ${{ }} around it is accepted too,
 // since authors write conditions both ways.
-func (c *compiler) condition(t playbook.Text, ctx eval.Context) *eval.Expr {
+func (c *compiler) condition(t syntax.Text, ctx eval.Context) *eval.Expr {
 	src, pos := t.Value, t.Pos
 	trimmed := strings.TrimSpace(src)
 	if strings.HasPrefix(trimmed, "${{") && strings.HasSuffix(trimmed, "}}") && strings.Count(trimmed, "${{") == 1 {

@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/playbook"
 	"github.com/labrun/labrun/runner/runnertest"
+	"github.com/labrun/labrun/syntax"
 )
 
 func TestValidateLargePlaybook(t *testing.T) {
-	pb, err := playbook.Load("big.yaml", runnertest.Generated(2000), actions.Names())
+	pb, err := syntax.Load("big.yaml", runnertest.Generated(2000), actions.Names())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func BenchmarkValidate10k(b *testing.B) {
 	b.ReportAllocs()
 	var peak uint64
 	for i := 0; i < b.N; i++ {
-		pb, err := playbook.Load("big.yaml", src, actions.Names())
+		pb, err := syntax.Load("big.yaml", src, actions.Names())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func FuzzCompile(f *testing.F) {
 	f.Add("name: a\nsteps:\n  - id: a\n    run: {argv: ['${{ steps.a.stdout }}']}\n")
 	f.Add("name: a\nsteps:\n  - id: a\n    loop: ${{ 1..3 }}\n    run: {argv: [echo, '${{ item + index }}']}\n  - id: b\n    loop: ${{ steps.a }}\n    run: {argv: ['${{ item.stdout }}']}\n    assert: [result.exitCode == index]\n")
 	f.Fuzz(func(t *testing.T, src string) {
-		pb, err := playbook.Load("f.yaml", []byte(src), actions.Names())
+		pb, err := syntax.Load("f.yaml", []byte(src), actions.Names())
 		if err != nil {
 			return
 		}

@@ -10,7 +10,7 @@ import (
 // client-go (nor the BPF library), so `labrun validate` stays fast and
 // cannot reach for a cluster by accident.
 func TestValidationDoesNotImportClusterClients(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/labrun/labrun/runner", "github.com/labrun/labrun/playbook", "github.com/labrun/labrun/eval", "github.com/labrun/labrun/actions").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "github.com/labrun/labrun/runner", "github.com/labrun/labrun/syntax", "github.com/labrun/labrun/eval", "github.com/labrun/labrun/actions").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}

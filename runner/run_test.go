@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/playbook"
+	"github.com/labrun/labrun/syntax"
 )
 
 func compile(t *testing.T, src string, set ...string) *Plan {
@@ -20,7 +20,7 @@ func compile(t *testing.T, src string, set ...string) *Plan {
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pb, err := playbook.Load(path, []byte(src), actions.Names())
+	pb, err := syntax.Load(path, []byte(src), actions.Names())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package playbook
+package syntax
 
 import (
 	"bytes"
@@ -394,7 +394,7 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 		}
 		v.Set(s)
 	default:
-		panic("playbook: unsupported field type " + v.Type().String())
+		panic("syntax: unsupported field type " + v.Type().String())
 	}
 }
 

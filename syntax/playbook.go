@@ -1,9 +1,10 @@
-// Package playbook reads labrun playbooks: YAML files that declare
-// variables, ordered steps and cleanup steps. It only parses and checks the
-// shape of the document (keys, YAML types, duplicates, positions); it knows
-// nothing about expressions or what an action does, so that it can be
-// tested and fuzzed on its own and never needs a cluster.
-package playbook
+// Package syntax reads the syntax of labrun playbooks: YAML files that
+// declare variables, ordered steps and cleanup steps. It only parses and
+// checks the shape of the document (keys, YAML types, duplicates,
+// positions); it knows nothing about expressions or what an action does, so
+// that it can be tested and fuzzed on its own and never needs a cluster.
+// (The playbooks/ folder holds the labs; this package is their grammar.)
+package syntax
 
 import (
 	"time"
