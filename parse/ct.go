@@ -21,10 +21,15 @@ const kindCTList = "cilium-bpf-ct-list"
 // service VIP with the service port second ("TCP SVC client:cport ->
 // vip:vport"), so Src is the client and Dst the frontend there too.
 //
-// Fields absent from the version that printed the line are 0: Packets and
-// Bytes exist since Cilium 1.16; up to 1.15 the counters were RxPackets,
-// RxBytes, TxPackets, TxBytes and IfIndex. BackendID came in 2024 and NatPort
-// in 1.20. key=value pairs this parser does not know are kept in Extra.
+// Every Cilium version prints expires, the counters, the Rx/Tx flags and
+// reports, Flags, RevNAT and SourceSecurityID; a line without one of them
+// is incomplete and refused. Fields only some versions print are pointers,
+// null when the line did not print them, never a made-up 0: the split
+// counters RxPackets, RxBytes, TxPackets, TxBytes and IfIndex (up to 1.15),
+// BackendID (2024 on) and NatPort (1.20). Packets and Bytes are printed
+// since 1.16; for older lines they are the sum of the Rx and Tx counters,
+// which is what the single counters of 1.16 count. key=value pairs this
+// parser does not know are kept in Extra.
 type CTEntry struct {
 	Protocol  string `json:"protocol" expr:"protocol"`   // TCP, UDP, ICMP, ICMPv6, SCTP, ... (Cilium's u8proto names)
 	Direction string `json:"direction" expr:"direction"` // OUT, IN or SVC
@@ -34,19 +39,19 @@ type CTEntry struct {
 	Dst       Addr   `json:"dst" expr:"dst"`
 
 	Expires      int64 `json:"expires" expr:"expires"`           // expiry in the datapath clock (seconds or jiffies), not a duration
-	Remaining    int64 `json:"remaining" expr:"remaining"`       // seconds left, only with `ct list -d`
+	Remaining    int64 `json:"remaining" expr:"remaining"`       // seconds left, only with `ct list -d`; 0 when HasRemaining is false
 	HasRemaining bool  `json:"hasRemaining" expr:"hasRemaining"` // whether "(remaining: N sec(s))" was printed
 
-	Packets      int64 `json:"packets" expr:"packets"`
-	Bytes        int64 `json:"bytes" expr:"bytes"`
-	RxPackets    int64 `json:"rxPackets" expr:"rxPackets"` // <= 1.15
-	RxBytes      int64 `json:"rxBytes" expr:"rxBytes"`     // <= 1.15
-	TxPackets    int64 `json:"txPackets" expr:"txPackets"` // <= 1.15
-	TxBytes      int64 `json:"txBytes" expr:"txBytes"`     // <= 1.15
-	RxFlagsSeen  int   `json:"rxFlagsSeen" expr:"rxFlagsSeen"`
-	LastRxReport int64 `json:"lastRxReport" expr:"lastRxReport"`
-	TxFlagsSeen  int   `json:"txFlagsSeen" expr:"txFlagsSeen"`
-	LastTxReport int64 `json:"lastTxReport" expr:"lastTxReport"`
+	Packets      int64  `json:"packets" expr:"packets"`     // printed (1.16+) or RxPackets+TxPackets (<= 1.15)
+	Bytes        int64  `json:"bytes" expr:"bytes"`         // printed (1.16+) or RxBytes+TxBytes (<= 1.15)
+	RxPackets    *int64 `json:"rxPackets" expr:"rxPackets"` // <= 1.15; null otherwise
+	RxBytes      *int64 `json:"rxBytes" expr:"rxBytes"`     // <= 1.15; null otherwise
+	TxPackets    *int64 `json:"txPackets" expr:"txPackets"` // <= 1.15; null otherwise
+	TxBytes      *int64 `json:"txBytes" expr:"txBytes"`     // <= 1.15; null otherwise
+	RxFlagsSeen  int    `json:"rxFlagsSeen" expr:"rxFlagsSeen"`
+	LastRxReport int64  `json:"lastRxReport" expr:"lastRxReport"`
+	TxFlagsSeen  int    `json:"txFlagsSeen" expr:"txFlagsSeen"`
+	LastTxReport int64  `json:"lastTxReport" expr:"lastTxReport"`
 	// Flags is the raw flag word; FlagNames the names Cilium printed in
 	// brackets (RxClosing, TxClosing, SeenNonSyn, NodePort, ...; an unknown
 	// bit prints as "Unknown=0x0800").
@@ -54,12 +59,33 @@ type CTEntry struct {
 	FlagNames        []string `json:"flagNames" expr:"flagNames"`
 	RevNAT           int      `json:"revNAT" expr:"revNAT"`
 	SourceSecurityID int      `json:"sourceSecurityID" expr:"sourceSecurityID"`
-	BackendID        int      `json:"backendID" expr:"backendID"`
-	NatPort          int      `json:"natPort" expr:"natPort"`
-	IfIndex          int      `json:"ifIndex" expr:"ifIndex"` // <= 1.15
+	// BackendID is a 64-bit id; JSON shows it as a string above 2^53 so
+	// that jq and JavaScript do not round it (see ExactUint).
+	BackendID *ExactUint `json:"backendID" expr:"backendID"` // 2024 on; null otherwise
+	NatPort   *int       `json:"natPort" expr:"natPort"`     // 1.20 on; null otherwise
+	IfIndex   *int       `json:"ifIndex" expr:"ifIndex"`     // <= 1.15; null otherwise
 	// Extra holds key=value pairs this parser does not know (fields of a
-	// newer Cilium), values as printed.
+	// newer Cilium), values as printed. Entries without any share one
+	// empty map: treat it as read-only.
 	Extra map[string]string `json:"extra" expr:"extra"`
+}
+
+// ExactUint is an unsigned 64-bit integer printed exactly in JSON: as a
+// number up to 2^53, where every consumer of JSON numbers (jq, JavaScript)
+// is exact, and as a decimal string above it, where they would round.
+type ExactUint uint64
+
+// maxExactJSON is 2^53, the largest integer a float64 holds exactly with
+// all integers below it.
+const maxExactJSON = 1 << 53
+
+// MarshalJSON prints n as a number up to 2^53 and as a string above.
+func (n ExactUint) MarshalJSON() ([]byte, error) {
+	b := strconv.AppendUint(nil, uint64(n), 10)
+	if n <= maxExactJSON {
+		return b, nil
+	}
+	return strconv.AppendQuote(nil, string(b)), nil
 }
 
 // HasFlag reports whether name (e.g. "SeenNonSyn") is among FlagNames.
@@ -121,19 +147,32 @@ func (l CTList) Count(direction, addr string) int {
 
 // ParseCTList parses `cilium-dbg bpf ct list global`. Each map's dump is
 // followed by an empty line (cilium-dbg prints every map with
-// fmt.Println), so blank lines are skipped. Strings in the result share the
-// input's memory; the parser allocates little beyond the entries slice,
-// which keeps a 200k-line table well under a second.
+// fmt.Println), so blank lines are skipped. Output cut mid-line is refused
+// as truncated (see refuseCut). Strings in the result share the input's
+// memory and optional fields are carved from shared blocks, so the parser
+// allocates little beyond the entries slice.
 func ParseCTList(text string) (CTList, error) {
+	if err := refuseCut(kindCTList, "entries", text, ParseCTList, func(l CTList) int { return len(l.Entries) }); err != nil {
+		return CTList{}, err
+	}
 	l := CTList{Entries: make([]CTEntry, 0, strings.Count(text, "\n")+1), Warnings: []string{}}
+	var p ctParser
 	r := newLineReader(text)
 	for {
 		line, ok := r.next()
 		if !ok {
 			break
 		}
-		if err := l.add(line, r.num); err != nil {
-			return CTList{}, err
+		if isBlank(line) {
+			continue
+		}
+		if isCTWarning(line) {
+			l.Warnings = append(l.Warnings, line)
+			continue
+		}
+		l.Entries = append(l.Entries, CTEntry{})
+		if err := p.line(line, &l.Entries[len(l.Entries)-1]); err != nil {
+			return CTList{}, newError(kindCTList, r.num, line, err.Error())
 		}
 	}
 	return l, nil
@@ -141,10 +180,13 @@ func ParseCTList(text string) (CTList, error) {
 
 // ScanCTList reads `cilium-dbg bpf ct list global` from rd and calls fn for
 // every entry, without holding the whole table in memory. It stops at the
-// first parse error or error returned by fn. Warning lines are skipped.
+// first parse error or error returned by fn; a last line without its
+// newline is a truncation error, after fn has seen every complete entry.
+// Warning lines are skipped.
 func ScanCTList(rd io.Reader, fn func(CTEntry) error) error {
 	br := bufio.NewReaderSize(rd, 64*1024)
-	num := 0
+	var p ctParser
+	num, n := 0, 0
 	for {
 		line, err := br.ReadString('\n')
 		if line == "" && err != nil {
@@ -154,15 +196,22 @@ func ScanCTList(rd io.Reader, fn func(CTEntry) error) error {
 			return err
 		}
 		num++
-		line = strings.TrimRight(line, "\r\n")
+		cut := err == io.EOF
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		if cut && !isBlank(line) {
+			e := newError(kindCTList, num, line, "output ends mid-line, without a final newline (truncated); "+strconv.Itoa(n)+" complete entries before it")
+			e.Truncated = true
+			return e
+		}
 		if !isBlank(line) && !isCTWarning(line) {
 			var e CTEntry
-			if perr := parseCTLine(line, &e); perr != nil {
+			if perr := p.line(line, &e); perr != nil {
 				return newError(kindCTList, num, line, perr.Error())
 			}
 			if ferr := fn(e); ferr != nil {
 				return ferr
 			}
+			n++
 		}
 		if err == io.EOF {
 			return nil
@@ -173,31 +222,76 @@ func ScanCTList(rd io.Reader, fn func(CTEntry) error) error {
 	}
 }
 
-func (l *CTList) add(line string, num int) error {
-	if isBlank(line) {
-		return nil
-	}
-	if isCTWarning(line) {
-		l.Warnings = append(l.Warnings, line)
-		return nil
-	}
-	l.Entries = append(l.Entries, CTEntry{})
-	if err := parseCTLine(line, &l.Entries[len(l.Entries)-1]); err != nil {
-		return newError(kindCTList, num, line, err.Error())
-	}
-	return nil
-}
-
 func isCTWarning(line string) bool {
 	return strings.HasPrefix(line, "Unable to open ") && strings.HasSuffix(strings.TrimSpace(line), "Skipping.")
 }
 
 const ctLineMsg = errString(`expected "PROTO OUT|IN|SVC src -> dst [related] expires=N key=value..."`)
 
-// parseCTLine parses one entry into e. It walks the line token by token
-// (tokens are separated by single spaces; Cilium prints exactly one) and
-// keeps substrings of line rather than copies.
-func parseCTLine(line string, e *CTEntry) error {
+// ctParser holds what the lines of one listing share: blocks the optional
+// fields point into (one allocation per thousand values instead of one per
+// value) and the flag-name lists already seen (a busy table has a handful
+// of distinct flag sets, so entries share them; treat them as read-only).
+type ctParser struct {
+	ints  slab[int]
+	int64 slab[int64]
+	ids   slab[ExactUint]
+	flags map[string][]string
+}
+
+// slab hands out pointers into blocks of values.
+type slab[T any] struct{ block []T }
+
+func (s *slab[T]) new(v T) *T {
+	if len(s.block) == cap(s.block) {
+		s.block = make([]T, 0, 1024)
+	}
+	s.block = append(s.block, v)
+	return &s.block[len(s.block)-1]
+}
+
+// noExtra is the Extra map of every entry without unknown keys.
+var noExtra = map[string]string{}
+
+// The keys every version prints, as bits of ctParser.line's seen mask.
+const (
+	ctExpires = 1 << iota
+	ctPackets
+	ctBytes
+	ctRxPackets
+	ctRxBytes
+	ctTxPackets
+	ctTxBytes
+	ctRxFlagsSeen
+	ctLastRxReport
+	ctTxFlagsSeen
+	ctLastTxReport
+	ctFlags
+	ctRevNAT
+	ctSourceSecurityID
+)
+
+// ctRequired lists them in printing order, for the error naming the
+// missing ones. The counters are either Packets and Bytes (1.16+) or the
+// four split ones (<= 1.15).
+var ctRequired = []struct {
+	bit  int
+	name string
+}{
+	{ctExpires, "expires"}, {ctRxFlagsSeen, "RxFlagsSeen"}, {ctLastRxReport, "LastRxReport"},
+	{ctTxFlagsSeen, "TxFlagsSeen"}, {ctLastTxReport, "LastTxReport"}, {ctFlags, "Flags"}, {ctRevNAT, "RevNAT"},
+	{ctSourceSecurityID, "SourceSecurityID"},
+}
+
+const (
+	ctNew   = ctPackets | ctBytes
+	ctSplit = ctRxPackets | ctRxBytes | ctTxPackets | ctTxBytes
+)
+
+// line parses one entry into e. It walks the line token by token (tokens
+// are separated by single spaces; Cilium prints exactly one) and keeps
+// substrings of line rather than copies.
+func (p *ctParser) line(line string, e *CTEntry) error {
 	t := tokenizer{s: line}
 	e.Protocol = t.next()
 	if !isProtoName(e.Protocol) {
@@ -220,8 +314,8 @@ func parseCTLine(line string, e *CTEntry) error {
 		return errString("destination: " + errAddr.Error())
 	}
 	e.FlagNames = []string{}
-	e.Extra = map[string]string{}
-	sawExpires := false
+	e.Extra = noExtra
+	seen := 0
 	for {
 		tok := t.next()
 		if tok == "" {
@@ -249,15 +343,51 @@ func parseCTLine(line string, e *CTEntry) error {
 		if !ok || key == "" {
 			return errString("unexpected " + strconv.Quote(shortToken(tok)) + `, expected key=value`)
 		}
-		if err := e.set(key, val, &t); err != nil {
+		bit, err := p.set(e, key, val, &t)
+		if err != nil {
 			return err
 		}
-		if key == "expires" {
-			sawExpires = true
+		if seen&bit != 0 {
+			return errString(key + "= printed twice")
+		}
+		seen |= bit
+	}
+	return ctComplete(e, seen)
+}
+
+// ctComplete checks that every key all versions print was printed and
+// derives Packets and Bytes for the split counters of <= 1.15.
+func ctComplete(e *CTEntry, seen int) error {
+	var missing []string
+	for _, r := range ctRequired {
+		if seen&r.bit == 0 {
+			missing = append(missing, r.name+"=")
 		}
 	}
-	if !sawExpires {
-		return errString(`missing "expires="`)
+	switch {
+	case seen&ctNew == ctNew:
+	case seen&ctSplit == ctSplit:
+		e.Packets = *e.RxPackets + *e.TxPackets
+		e.Bytes = *e.RxBytes + *e.TxBytes
+	case seen&ctSplit != 0:
+		for _, k := range []struct {
+			bit  int
+			name string
+		}{{ctRxPackets, "RxPackets"}, {ctRxBytes, "RxBytes"}, {ctTxPackets, "TxPackets"}, {ctTxBytes, "TxBytes"}} {
+			if seen&k.bit == 0 {
+				missing = append(missing, k.name+"=")
+			}
+		}
+	default:
+		if seen&ctPackets == 0 {
+			missing = append(missing, "Packets=")
+		}
+		if seen&ctBytes == 0 {
+			missing = append(missing, "Bytes=")
+		}
+	}
+	if len(missing) > 0 {
+		return errString("incomplete entry: missing " + strings.Join(missing, ", ") + " (every Cilium version prints them)")
 	}
 	return nil
 }
@@ -269,77 +399,118 @@ func shortToken(s string) string {
 	return s
 }
 
-// set stores one key=value pair. Flags is followed by its names in
-// brackets, which it consumes from t.
-func (e *CTEntry) set(key, val string, t *tokenizer) error {
+// set stores one key=value pair and returns the key's bit (0 for keys not
+// every version prints). Flags is followed by its names in brackets, which
+// it consumes from t.
+func (p *ctParser) set(e *CTEntry, key, val string, t *tokenizer) (int, error) {
 	var err error
+	var bit int
 	switch key {
 	case "expires":
-		e.Expires, err = strconv.ParseInt(val, 10, 64)
+		bit = ctExpires
+		e.Expires, err = parseInt64(val)
 	case "Packets":
-		e.Packets, err = strconv.ParseInt(val, 10, 64)
+		bit = ctPackets
+		e.Packets, err = parseInt64(val)
 	case "Bytes":
-		e.Bytes, err = strconv.ParseInt(val, 10, 64)
-	case "RxPackets":
-		e.RxPackets, err = strconv.ParseInt(val, 10, 64)
-	case "RxBytes":
-		e.RxBytes, err = strconv.ParseInt(val, 10, 64)
-	case "TxPackets":
-		e.TxPackets, err = strconv.ParseInt(val, 10, 64)
-	case "TxBytes":
-		e.TxBytes, err = strconv.ParseInt(val, 10, 64)
+		bit = ctBytes
+		e.Bytes, err = parseInt64(val)
+	case "RxPackets", "RxBytes", "TxPackets", "TxBytes":
+		var n int64
+		n, err = parseInt64(val)
+		v := p.int64.new(n)
+		switch key {
+		case "RxPackets":
+			bit, e.RxPackets = ctRxPackets, v
+		case "RxBytes":
+			bit, e.RxBytes = ctRxBytes, v
+		case "TxPackets":
+			bit, e.TxPackets = ctTxPackets, v
+		default:
+			bit, e.TxBytes = ctTxBytes, v
+		}
 	case "RxFlagsSeen":
+		bit = ctRxFlagsSeen
 		e.RxFlagsSeen, err = parseHexInt(val)
 	case "TxFlagsSeen":
+		bit = ctTxFlagsSeen
 		e.TxFlagsSeen, err = parseHexInt(val)
 	case "LastRxReport":
-		e.LastRxReport, err = strconv.ParseInt(val, 10, 64)
+		bit = ctLastRxReport
+		e.LastRxReport, err = parseInt64(val)
 	case "LastTxReport":
-		e.LastTxReport, err = strconv.ParseInt(val, 10, 64)
+		bit = ctLastTxReport
+		e.LastTxReport, err = parseInt64(val)
 	case "Flags":
+		bit = ctFlags
 		if e.Flags, err = parseHexInt(val); err != nil {
 			break
 		}
 		if t.peek() == "[" {
 			t.next()
-			// "[ RxClosing TxClosing SeenNonSyn ]": size the slice once.
+			// "[ RxClosing TxClosing SeenNonSyn ]"
 			rest := t.s[t.pos:]
 			end := strings.IndexByte(rest, ']')
 			if end < 0 {
-				return errString(`unterminated "Flags=... [ names ]"`)
+				return 0, errString(`unterminated "Flags=... [ names ]"`)
 			}
-			names := rest[:end]
-			if n := countWords(names); n > 0 {
-				e.FlagNames = make([]string, 0, n)
-				for names != "" {
-					var name string
-					name, names, _ = strings.Cut(names, " ")
-					if name != "" {
-						e.FlagNames = append(e.FlagNames, name)
-					}
-				}
-			}
+			e.FlagNames = p.flagNames(rest[:end])
 			t.pos += end + 1
 		}
 	case "RevNAT":
+		bit = ctRevNAT
 		e.RevNAT, err = strconv.Atoi(val)
 	case "SourceSecurityID":
+		bit = ctSourceSecurityID
 		e.SourceSecurityID, err = strconv.Atoi(val)
 	case "BackendID":
-		e.BackendID, err = strconv.Atoi(val)
+		var n uint64
+		n, err = strconv.ParseUint(val, 10, 64)
+		e.BackendID = p.ids.new(ExactUint(n))
 	case "NatPort":
-		e.NatPort, err = strconv.Atoi(val)
+		var n int
+		n, err = strconv.Atoi(val)
+		e.NatPort = p.ints.new(n)
 	case "IfIndex":
-		e.IfIndex, err = strconv.Atoi(val)
+		var n int
+		n, err = strconv.Atoi(val)
+		e.IfIndex = p.ints.new(n)
 	default:
+		if len(e.Extra) == 0 {
+			e.Extra = map[string]string{}
+		}
 		e.Extra[key] = val
-		return nil
+		return 0, nil
 	}
 	if err != nil {
-		return errString("bad number in " + key + "=" + shortToken(val))
+		return 0, errString("bad number in " + key + "=" + shortToken(val))
 	}
-	return nil
+	return bit, nil
 }
+
+// flagNames splits the names between Flags' brackets, reusing the list of
+// an earlier entry with the same names.
+func (p *ctParser) flagNames(names string) []string {
+	if f, ok := p.flags[names]; ok {
+		return f
+	}
+	f := make([]string, 0, countWords(names))
+	for rest := names; rest != ""; {
+		var name string
+		name, rest, _ = strings.Cut(rest, " ")
+		if name != "" {
+			f = append(f, name)
+		}
+	}
+	if p.flags == nil {
+		p.flags = map[string][]string{}
+	}
+	p.flags[names] = f
+	return f
+}
+
+// parseInt64 is strconv.ParseInt for the decimal numbers of a CT line.
+func parseInt64(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
 
 // parseHexInt reads Cilium's %#02x / %#04x values ("0x1a", "0x0013"); a
 // plain decimal is accepted too.

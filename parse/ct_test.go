@@ -36,11 +36,11 @@ func TestCTListLab(t *testing.T) {
 	}
 	eq(t, "svc src", svc[0].Src, Addr{IP: "10.0.2.15", Port: 51812})
 	eq(t, "svc revnat", svc[0].RevNAT, 7)
-	eq(t, "svc backend id", svc[0].BackendID, 14)
+	eq(t, "svc backend id", *svc[0].BackendID, ExactUint(14))
 	eq(t, "closing flags", svc[0].Flags, 0x13)
 	eq(t, "closing names", svc[0].FlagNames, []string{"RxClosing", "TxClosing", "SeenNonSyn"})
 
-	eq(t, "nat port", l.Find("OUT", "10.0.2.15:6443")[0].NatPort, 33070)
+	eq(t, "nat port", *l.Find("OUT", "10.0.2.15:6443")[0].NatPort, 33070)
 	rel := l.Find("IN", "10.42.0.12:53")[0]
 	eq(t, "related", rel.Related, true)
 	eq(t, "unknown flag bit", rel.FlagNames, []string{"ProxyRedirect", "Unknown=0x0800"})
@@ -72,16 +72,19 @@ func TestCTListOlderFormats(t *testing.T) {
 		"TCP OUT 10.0.0.1:80 -> 10.0.0.2:1234 service expires=100 RxPackets=1 RxBytes=60 RxFlagsSeen=0x02 LastRxReport=0 TxPackets=1 TxBytes=60 TxFlagsSeen=0x02 LastTxReport=0 Flags=0x0000 [ ] RevNAT=1 SourceSecurityID=0 IfIndex=0 ",
 		// A future field is kept, not rejected.
 		"UDP IN 10.0.0.3:53 -> 10.0.0.4:999 expires=5 Packets=1 Bytes=2 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=0 SourceSecurityID=0 BackendID=0 NatPort=0 NatAddr=10.9.9.9 ",
-	}, "\n")
+	}, "\n") + "\n"
 	l, err := ParseCTList(text)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := l.Entries[0]
-	eq(t, "rx packets", e.RxPackets, int64(6))
-	eq(t, "tx bytes", e.TxBytes, int64(922))
-	eq(t, "packets absent", e.Packets, int64(0))
-	eq(t, "ifindex", e.IfIndex, 4)
+	eq(t, "rx packets", *e.RxPackets, int64(6))
+	eq(t, "tx bytes", *e.TxBytes, int64(922))
+	eq(t, "packets = rx + tx", e.Packets, int64(13))
+	eq(t, "bytes = rx + tx", e.Bytes, int64(1733))
+	eq(t, "ifindex", *e.IfIndex, 4)
+	eq(t, "no NatPort before 1.20", e.NatPort, (*int)(nil))
+	eq(t, "no split counters in 1.20", l.Entries[2].RxPackets, (*int64)(nil))
 	eq(t, "dsr", e.FlagNames, []string{"SeenNonSyn", "DSR"})
 	eq(t, "service keyword", l.Entries[1].Service, true)
 	eq(t, "extra", l.Entries[2].Extra, map[string]string{"NatAddr": "10.9.9.9"})
@@ -104,7 +107,8 @@ func TestCTListWarningsAndBlankLines(t *testing.T) {
 }
 
 func TestCTListErrors(t *testing.T) {
-	good := "TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=0 Bytes=0 Flags=0x0000 [ ] RevNAT=0 \n"
+	good := "TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=0 SourceSecurityID=0 \n"
+	rest := " Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=0 SourceSecurityID=0 \n"
 	cases := []struct {
 		text string
 		line int
@@ -115,7 +119,8 @@ func TestCTListErrors(t *testing.T) {
 		{"TCP OUT 10.0.0.1 -> 10.0.0.2:2 expires=1\n", 1, "source"},
 		{"TCP OUT 10.0.0.1:1 => 10.0.0.2:2 expires=1\n", 1, "OUT|IN|SVC"},
 		{"TCP OUT 10.0.0.1:1 -> 999.0.0.2:2 expires=1\n", 1, "destination"},
-		{"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 Packets=1\n", 1, `missing "expires="`},
+		{"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2" + rest, 1, `missing expires=`},
+		{"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 expires=2" + rest, 1, `expires= printed twice`},
 		{"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=soon\n", 1, "bad number in expires"},
 		{"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Flags=0x0001 [ RxClosing\n", 1, "unterminated"},
 		{"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 (remaining: x sec(s))\n", 1, "remaining"},
@@ -151,4 +156,13 @@ func TestScanCTListMatchesParse(t *testing.T) {
 	}
 	err = ScanCTList(strings.NewReader("\n\nbad line\n"), func(CTEntry) error { return nil })
 	wantError(t, err, kindCTList, 3, "expected")
+
+	// Cut mid-line: every complete entry is delivered, then truncation.
+	n = 0
+	err = ScanCTList(strings.NewReader(text[:len(text)-40]), func(CTEntry) error { n++; return nil })
+	var pe *Error
+	if !asError(err, &pe) || !pe.Truncated {
+		t.Fatalf("cut input: %v, want a truncation error", err)
+	}
+	eq(t, "entries before the cut", n, len(l.Entries)-1)
 }

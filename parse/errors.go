@@ -2,6 +2,8 @@ package parse
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -15,6 +17,10 @@ type Error struct {
 	Line   int    // 1-based line number; 0 when the problem is not one line
 	Text   string // the offending line (shortened), or "" when not useful
 	Msg    string // what was expected
+	// Truncated is true when the output ends inside a record: a last line
+	// without its newline, or JSON that stops before its end. Complete
+	// records before the cut are counted in Msg; none is returned.
+	Truncated bool
 }
 
 // maxErrorText bounds the quoted text so that an error about a huge line
@@ -72,6 +78,11 @@ func jsonError(parser, text string, err error) *Error {
 	if strings.TrimSpace(text) == "" {
 		return newError(parser, 0, "", "empty input")
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "unexpected end of JSON input" {
+		e := newError(parser, 1+strings.Count(text, "\n"), lastLine(text), "JSON ends before its closing bracket (truncated output)")
+		e.Truncated = true
+		return e
+	}
 	if offset < 0 || offset > int64(len(text)) {
 		return newError(parser, 0, "", "invalid JSON: "+err.Error())
 	}
@@ -84,4 +95,38 @@ func jsonError(parser, text string, err error) *Error {
 		end += int(offset)
 	}
 	return newError(parser, line, text[start:end], "invalid JSON: "+err.Error())
+}
+
+// lastLine returns the last non-empty line of text.
+func lastLine(text string) string {
+	text = strings.TrimRight(text, " \t\r\n")
+	return text[strings.LastIndexByte(text, '\n')+1:]
+}
+
+// refuseCut is the first check of every line-oriented parser. Every tool
+// read here ends each line with a newline, so text whose last line has no
+// newline was cut (head -c, a size limit, a dropped connection) and that
+// line may have lost its end: "RevNAT=12" cut to "RevNAT=1" still parses.
+// It returns nil when text ends with a newline (or only blanks follow the
+// last one). Otherwise it parses the complete lines before the cut to count
+// the records they hold (noun names them, count counts them) and returns a
+// Truncated error naming the cut line; an error on an earlier line is
+// returned as it is, since it is the first thing wrong.
+func refuseCut[T any](kind, noun, text string, parse func(string) (T, error), count func(T) int) error {
+	nl := strings.LastIndexByte(text, '\n')
+	last := text[nl+1:]
+	if isBlank(last) {
+		return nil
+	}
+	head := text[:nl+1]
+	n := 0
+	if v, err := parse(head); err == nil {
+		n = count(v)
+	} else if pe := (*Error)(nil); errors.As(err, &pe) && pe.Line > 0 {
+		return err
+	}
+	e := newError(kind, 1+strings.Count(head, "\n"), last,
+		"output ends mid-line, without a final newline (truncated); "+strconv.Itoa(n)+" complete "+noun+" before it")
+	e.Truncated = true
+	return e
 }
