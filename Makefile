@@ -49,6 +49,7 @@ fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzLoad$$' -fuzztime $$((40000 * $(FUZZSCALE)))x ./syntax
 	$(GO) test -run XXX -fuzz '^FuzzSplitTemplate$$' -fuzztime $$((60000 * $(FUZZSCALE)))x ./eval
 	$(GO) test -run XXX -fuzz '^FuzzCompile$$' -fuzztime $$((20000 * $(FUZZSCALE)))x ./runner
+	$(GO) test -run XXX -fuzz '^FuzzResolve$$' -fuzztime $$((100000 * $(FUZZSCALE)))x ./internal/outdir
 
 # End-to-end: bring the testbed up (built and cached on first use), then
 # the tests tagged e2e (client-go against the real API server and kubelet,

@@ -3,7 +3,8 @@ package actions
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
+
+	"github.com/labrun/labrun/internal/outdir"
 )
 
 // Mode says what a run is for.
@@ -21,7 +22,10 @@ const (
 type Runtime struct {
 	Mode        Mode
 	PlaybookDir string // relative fixture paths are taken from here
-	OutputDir   string // absolute; every written file stays inside
+	// Out is the playbook's output directory: every file a step writes,
+	// or a learner's file check reads, goes through it. Nil when the
+	// playbook declares none.
+	Out *outdir.Dir
 	// Progress receives short status lines during long operations (a
 	// wait's last observed state); it may be nil.
 	Progress func(msg string)
@@ -39,27 +43,12 @@ func (rt *Runtime) ResolveInput(p string) string {
 	return filepath.Join(rt.PlaybookDir, p)
 }
 
-// ResolveOutput turns a write path into an absolute one inside OutputDir,
-// refusing anything that would land outside it (.. or an absolute path
-// elsewhere). Symbolic links are checked when the file is written.
+// ResolveOutput turns a write path into one relative to the output
+// directory, refusing anything that cannot name a file of the lab inside
+// it. Links are resolved inside the directory when the file is opened.
 func (rt *Runtime) ResolveOutput(p string) (string, error) {
-	if rt.OutputDir == "" {
+	if rt.Out == nil {
 		return "", fmt.Errorf("the playbook declares no outputDir, so it cannot write %s", p)
 	}
-	root := filepath.Clean(rt.OutputDir)
-	full := p
-	if !filepath.IsAbs(full) {
-		full = filepath.Join(root, p)
-	}
-	full = filepath.Clean(full)
-	if !Within(root, full) {
-		return "", fmt.Errorf("output path %s is outside the output directory %s", p, root)
-	}
-	return full, nil
-}
-
-// Within reports whether path is root or below it (both cleaned).
-func Within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+	return rt.Out.Resolve(p)
 }

@@ -6,14 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/labrun/labrun/atomicfile"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
 	"github.com/labrun/labrun/jsonschema"
@@ -145,11 +146,12 @@ func writeFile(ctx context.Context, rt *Runtime, spec *WriteSpec) (*WriteResult,
 	if err != nil {
 		return nil, err
 	}
+	abs := rt.Out.Abs(path)
 	content, data, err := render(spec)
 	if err != nil {
 		return nil, err
 	}
-	res := &WriteResult{Path: path, Bytes: len(content), Content: string(content), Data: data, Problems: []string{}}
+	res := &WriteResult{Path: abs, Bytes: len(content), Content: string(content), Data: data, Problems: []string{}}
 	if spec.Schema != "" {
 		schema, err := jsonschema.Load(rt.ResolveInput(spec.Schema))
 		if err != nil {
@@ -159,32 +161,13 @@ func writeFile(ctx context.Context, rt *Runtime, spec *WriteSpec) (*WriteResult,
 			for _, p := range problems {
 				res.Problems = append(res.Problems, p.String())
 			}
-			return res, fmt.Errorf("%s does not satisfy %s: %s", filepath.Base(path), spec.Schema, strings.Join(res.Problems, "; "))
+			return res, fmt.Errorf("%s does not satisfy %s: %s", filepath.Base(abs), spec.Schema, strings.Join(res.Problems, "; "))
 		}
 	}
 	if rt.Mode == Check {
 		return compareFile(rt, spec, path, res)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return res, err
-	}
-	// Resolve links now that the directory exists: a symlink inside the
-	// output directory must not carry the file out of it.
-	realRoot, err := filepath.EvalSymlinks(rt.OutputDir)
-	if err != nil {
-		return res, err
-	}
-	realDir, err := filepath.EvalSymlinks(filepath.Dir(path))
-	if err != nil {
-		return res, err
-	}
-	if !Within(realRoot, realDir) {
-		return res, fmt.Errorf("output path %s leads outside the output directory through a symbolic link", spec.Path)
-	}
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		return res, fmt.Errorf("output path %s is a symbolic link; refusing to replace it", spec.Path)
-	}
-	if err := atomicfile.Write(path, content, 0o644); err != nil {
+	if err := rt.Out.WriteFile(path, content); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -193,9 +176,13 @@ func writeFile(ctx context.Context, rt *Runtime, spec *WriteSpec) (*WriteResult,
 // compareFile grades a learner's file against what labrun would write,
 // key by key, so the report says which value is wrong and why.
 func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*WriteResult, error) {
-	got, err := os.ReadFile(path)
+	got, err := rt.Out.ReadFile(path, maxLearnerFile)
 	if err != nil {
-		res.Problems = append(res.Problems, fmt.Sprintf("%s: missing (%v)", filepath.Base(path), unwrapPath(err)))
+		if errors.Is(err, fs.ErrNotExist) {
+			res.Problems = append(res.Problems, fmt.Sprintf("%s: missing (%v)", filepath.Base(path), unwrapPath(err)))
+		} else {
+			res.Problems = append(res.Problems, fmt.Sprintf("%s: %v", filepath.Base(path), err))
+		}
 		return res, errors.New(strings.Join(res.Problems, "\n"))
 	}
 	name := filepath.Base(path)
@@ -254,7 +241,7 @@ func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*
 				res.Problems = append(res.Problems, fmt.Sprintf("%s: key %q is missing%s", name, k, hint(k)))
 			case loose[k]:
 			case lv != want:
-				res.Problems = append(res.Problems, fmt.Sprintf("%s: %s=%s, expected %s%s", name, k, lv, want, hint(k)))
+				res.Problems = append(res.Problems, fmt.Sprintf("%s: %s=%s, expected %s%s", name, k, clip(lv), want, hint(k)))
 			}
 		}
 	case spec.Text != nil:
@@ -391,11 +378,27 @@ func sameJSON(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
+// maxLearnerFile bounds what check reads of a learner's file: an output
+// of a lab is small, and a huge file must not fill labrun's memory.
+const maxLearnerFile = 4 << 20
+
+// maxQuote bounds what a message quotes of a learner's value, so that a
+// file cannot fill a report (or carry much of anything into it).
+const maxQuote = 80
+
 func short(x any) string {
 	b, _ := json.Marshal(x)
-	s := string(b)
-	if len(s) > 80 {
-		s = s[:77] + "..."
+	return clip(string(b))
+}
+
+// clip cuts s to maxQuote bytes, on a rune boundary, marking the cut.
+func clip(s string) string {
+	if len(s) <= maxQuote {
+		return s
 	}
-	return s
+	cut := maxQuote - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -8,7 +8,18 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/outdir"
 )
+
+func createOut(t *testing.T, dir string) *outdir.Dir {
+	t.Helper()
+	d, err := outdir.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
 
 func TestWriteStaysInsideOutputDir(t *testing.T) {
 	root := t.TempDir()
@@ -16,12 +27,12 @@ func TestWriteStaysInsideOutputDir(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	rt := &Runtime{OutputDir: root}
+	rt := &Runtime{Out: createOut(t, root)}
 	text := "x"
 	for path, want := range map[string]string{
 		"../escape.txt":                     "is outside the output directory",
 		"/etc/labrun-test":                  "is outside the output directory",
-		"link/file.txt":                     "leads outside the output directory through a symbolic link",
+		"link/file.txt":                     "leaves the output directory through a symbolic link",
 		"ok/nested.txt":                     "",
 		filepath.Join(root, "absolute.txt"): "",
 	} {
@@ -40,7 +51,7 @@ func TestWriteStaysInsideOutputDir(t *testing.T) {
 
 func TestWriteIsAtomicAndLeavesNoTemporaryFiles(t *testing.T) {
 	root := t.TempDir()
-	rt := &Runtime{OutputDir: root}
+	rt := &Runtime{Out: createOut(t, root)}
 	m := eval.NewMap()
 	m.Set("b", 1)
 	m.Set("a", []any{"x"})
@@ -63,7 +74,7 @@ func TestWriteChecksSchemaBeforeWriting(t *testing.T) {
 	os.WriteFile(schema, []byte(`{"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}`), 0o644)
 	m := eval.NewMap()
 	m.Set("n", "4")
-	_, err := writeFile(context.Background(), &Runtime{OutputDir: root}, &WriteSpec{Path: "f.json", JSON: m, Schema: schema})
+	_, err := writeFile(context.Background(), &Runtime{Out: createOut(t, root)}, &WriteSpec{Path: "f.json", JSON: m, Schema: schema})
 	if err == nil || !strings.Contains(err.Error(), `/n: is a string "4", expected integer`) {
 		t.Fatalf("err = %v", err)
 	}

@@ -6,17 +6,20 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"path/filepath"
 	"strings"
 
-	"github.com/labrun/labrun/atomicfile"
+	"github.com/labrun/labrun/internal/outdir"
 	"github.com/labrun/labrun/runner"
 )
 
 // Formats lists the report formats.
 var Formats = []string{"json", "junit"}
 
-// Write renders o in format and stores it atomically at path.
-func Write(format, path string, o *runner.Outcome) error {
+// Write renders o in format and stores it atomically at path: through the
+// run's output directory out when path lies inside it (nil when there is
+// none), so that the report is confined like every other file of the run.
+func Write(format, path string, o *runner.Outcome, out *outdir.Dir) error {
 	var data []byte
 	var err error
 	switch format {
@@ -30,7 +33,19 @@ func Write(format, path string, o *runner.Outcome) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, data, 0o644)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		if rel, err := filepath.Rel(out.Path, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			if rel, err = out.Resolve(abs); err != nil {
+				return err
+			}
+			return out.WriteFile(rel, data)
+		}
+	}
+	return outdir.WriteFile(abs, data)
 }
 
 // JSON renders the outcome, step results included.

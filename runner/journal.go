@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/labrun/labrun/internal/outdir"
 )
 
 // Journal keeps the results of completed steps beside the outputs, one JSON
@@ -35,29 +38,19 @@ type journalEntry struct {
 
 func (e journalEntry) decode(into any) error { return json.Unmarshal(e.Result, into) }
 
-// JournalPath is where the journal of an output directory lives.
-func JournalPath(outputDir string) string {
-	return filepath.Join(outputDir, ".labrun", "journal.jsonl")
-}
-
-// OpenJournal opens the journal of outputDir. A fresh run (resume false)
-// starts it anew; a resumed run reads it and appends.
-func OpenJournal(outputDir, playbook string, resume bool) (*Journal, error) {
-	path := JournalPath(outputDir)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create journal directory: %v", err)
-	}
-	j := &Journal{path: path, loaded: map[string]journalEntry{}}
-	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+// OpenJournal opens the journal of the output directory d, owner-only:
+// results of steps may hold anything a step read. A fresh run (resume
+// false) starts it anew; a resumed run reads it and appends.
+func OpenJournal(d *outdir.Dir, resume bool) (*Journal, error) {
+	j := &Journal{path: d.Abs(outdir.JournalFile), loaded: map[string]journalEntry{}}
 	if resume {
-		loaded, err := readJournal(path)
-		if err != nil && !os.IsNotExist(err) {
+		loaded, err := readJournal(d)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 		j.loaded = loaded
-		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	}
-	f, err := os.OpenFile(path, flags, 0o644)
+	f, err := d.OpenJournal(!resume)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open journal: %v", err)
 	}
@@ -65,11 +58,11 @@ func OpenJournal(outputDir, playbook string, resume bool) (*Journal, error) {
 	return j, nil
 }
 
-// readJournal reads the entries of a journal file by step id, the last
-// one winning; a torn last line is skipped.
-func readJournal(path string) (map[string]journalEntry, error) {
+// readJournal reads the entries of d's journal by step id, the last one
+// winning; a torn last line is skipped.
+func readJournal(d *outdir.Dir) (map[string]journalEntry, error) {
 	out := map[string]journalEntry{}
-	data, err := os.ReadFile(path)
+	data, err := d.ReadJournal()
 	if err != nil {
 		return out, err
 	}

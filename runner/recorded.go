@@ -8,6 +8,7 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/outdir"
 )
 
 // Recorded holds the results a run left in its output directory's
@@ -32,11 +33,12 @@ func OpenRecorded(p *Plan, getenv func(string) string) (*Recorded, error) {
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}
-	if r.Runtime.OutputDir == "" {
+	if r.Runtime.Out == nil {
 		return nil, errors.New("the playbook declares no outputDir, so no run of it kept a journal")
 	}
-	rc := &Recorded{r: r, Journal: JournalPath(r.Runtime.OutputDir)}
-	saved, err := readJournal(rc.Journal)
+	defer r.Runtime.Out.Close()
+	rc := &Recorded{r: r, Journal: r.Runtime.Out.Abs(outdir.JournalFile)}
+	saved, err := readJournal(r.Runtime.Out)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("no journal at %s: run the playbook with this output directory first", rc.Journal)

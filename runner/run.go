@@ -13,6 +13,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/outdir"
 )
 
 // Status of a step or a whole run.
@@ -144,7 +145,9 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}
-	out.OutputDir = r.Runtime.OutputDir
+	if r.Runtime.Out != nil {
+		out.OutputDir = r.Runtime.Out.Path
+	}
 	if r.Observer != nil {
 		r.Observer.RunStart(p)
 	}
@@ -267,16 +270,21 @@ func (r *Runner) prepare() error {
 		if !ok || dir == "" {
 			return fmt.Errorf("%s: outputDir must be a non-empty path, got %s", r.Plan.OutputDir.Pos, eval.Show(x))
 		}
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return err
-		}
-		r.Runtime.OutputDir = abs
-		if r.Runtime.Mode == actions.Solve {
-			if err := os.MkdirAll(abs, 0o755); err != nil {
-				return fmt.Errorf("cannot create output directory: %v", err)
+		if r.Runtime.Mode == actions.Check {
+			// check writes nothing: the learner's directory is read
+			// as it is.
+			d, err := outdir.Open(dir)
+			if err != nil {
+				return err
 			}
-			j, err := OpenJournal(abs, r.Plan.Playbook.File, r.From != "")
+			r.Runtime.Out = d
+		} else {
+			d, err := outdir.Create(dir)
+			if err != nil {
+				return err
+			}
+			r.Runtime.Out = d
+			j, err := OpenJournal(d, r.From != "")
 			if err != nil {
 				return err
 			}

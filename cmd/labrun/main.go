@@ -209,12 +209,13 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		Timeout:    *timeout,
 	}
 	out, err := r.Run(ctx)
+	defer r.Runtime.Out.Close()
 	if err != nil {
 		fmt.Fprintf(stderr, "labrun %s: %v\n", name, err)
 		return exitInvalid
 	}
 	for _, rq := range reqs {
-		if err := report.Write(rq.format, rq.path, out); err != nil {
+		if err := report.Write(rq.format, rq.path, out, r.Runtime.Out); err != nil {
 			fmt.Fprintf(stderr, "labrun %s: cannot write %s report: %v\n", name, rq.format, err)
 			return exitFailed
 		}
