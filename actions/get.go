@@ -3,7 +3,7 @@ package actions
 import (
 	"context"
 
-	"github.com/labrun/labrun/k8sobj"
+	"github.com/labrun/labrun/internal/k8sobj"
 )
 
 // GetSpec reads Kubernetes objects. With until on the step, it watches

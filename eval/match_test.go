@@ -8,10 +8,10 @@ import (
 )
 
 // Partial-object matching on a Deployment the test cluster returned while
-// it scaled web from 2 to 4 (k8sobj/testdata), decoded as the API client
+// it scaled web from 2 to 4 (internal/k8sobj/testdata), decoded as the API client
 // decodes it.
 func TestMismatch(t *testing.T) {
-	data, err := os.ReadFile("../k8sobj/testdata/deployment_web_scaling_up.json")
+	data, err := os.ReadFile("../internal/k8sobj/testdata/deployment_web_scaling_up.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/k8sobj"
+	"github.com/labrun/labrun/internal/k8sobj"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

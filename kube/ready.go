@@ -3,7 +3,7 @@ package kube
 import (
 	"context"
 
-	"github.com/labrun/labrun/k8sobj"
+	"github.com/labrun/labrun/internal/k8sobj"
 )
 
 // Conditions for the waits labs do most, over the objects Wait passes

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/k8sobj"
+	"github.com/labrun/labrun/internal/k8sobj"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

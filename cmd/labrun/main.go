@@ -19,8 +19,8 @@ import (
 	_ "github.com/labrun/labrun/actions/all" // registers every action
 	"github.com/labrun/labrun/console"
 	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/internal/kubecluster"
 	"github.com/labrun/labrun/kube"
-	"github.com/labrun/labrun/kubecluster"
 	"github.com/labrun/labrun/playbookschema"
 	"github.com/labrun/labrun/report"
 	"github.com/labrun/labrun/runner"

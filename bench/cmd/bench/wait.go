@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/k8sobj"
+	"github.com/labrun/labrun/internal/k8sobj"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
