@@ -17,7 +17,8 @@ import (
 // Journal keeps the results of completed steps beside the outputs, one JSON
 // line per step, so `--from STEP` can resume with the earlier results. An
 // append-only file stays consistent when a run is interrupted: a torn last
-// line is ignored when it is read back.
+// line is ignored when it is read back, and cut off before a resumed run
+// appends, so that the next line starts on a line of its own.
 //
 // Lines are not fsynced: the journal is for resuming after a failed or
 // interrupted run, which the page cache survives; surviving a machine
@@ -26,6 +27,7 @@ type Journal struct {
 	path   string
 	mu     sync.Mutex // branches of a parallel step append concurrently
 	f      *os.File
+	size   int64 // bytes of complete lines
 	loaded map[string]journalEntry
 }
 
@@ -40,32 +42,39 @@ func (e journalEntry) decode(into any) error { return json.Unmarshal(e.Result, i
 
 // OpenJournal opens the journal of the output directory d, owner-only:
 // results of steps may hold anything a step read. A fresh run (resume
-// false) starts it anew; a resumed run reads it and appends.
+// false) starts it anew; a resumed run reads it and appends after its
+// last complete line.
 func OpenJournal(d *outdir.Dir, resume bool) (*Journal, error) {
 	j := &Journal{path: d.Abs(outdir.JournalFile), loaded: map[string]journalEntry{}}
 	if resume {
-		loaded, err := readJournal(d)
+		loaded, size, err := readJournal(d)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		j.loaded = loaded
+		j.loaded, j.size = loaded, size
 	}
 	f, err := d.OpenJournal(!resume)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open journal: %v", err)
 	}
 	j.f = f
+	if err := j.f.Truncate(j.size); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot cut the torn last line of journal %s: %v", j.path, err)
+	}
 	return j, nil
 }
 
 // readJournal reads the entries of d's journal by step id, the last one
-// winning; a torn last line is skipped.
-func readJournal(d *outdir.Dir) (map[string]journalEntry, error) {
+// winning, and the length of its complete lines; a torn last line (a full
+// disk, a crash) is left out.
+func readJournal(d *outdir.Dir) (map[string]journalEntry, int64, error) {
 	out := map[string]journalEntry{}
 	data, err := d.ReadJournal()
 	if err != nil {
-		return out, err
+		return out, 0, err
 	}
+	data = data[:bytes.LastIndexByte(data, '\n')+1]
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), 512<<20)
 	for sc.Scan() {
@@ -74,7 +83,7 @@ func readJournal(d *outdir.Dir) (map[string]journalEntry, error) {
 			out[e.ID] = e
 		}
 	}
-	return out, nil
+	return out, int64(len(data)), nil
 }
 
 // Path is the journal file.
@@ -83,20 +92,30 @@ func (j *Journal) Path() string { return j.path }
 // Loaded returns the entries read at open (resume only).
 func (j *Journal) Loaded() map[string]journalEntry { return j.loaded }
 
-// Append records a completed step.
+// Append records a completed step. A line that cannot be written whole
+// is cut off again, so that the journal keeps only complete lines.
 func (j *Journal) Append(rec *StepRecord) error {
 	res, err := json.Marshal(rec.Result)
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot record step %s in journal %s: %v", rec.ID, j.path, err)
 	}
 	line, err := json.Marshal(journalEntry{ID: rec.ID, Action: rec.Action, Finished: time.Now(), Result: res})
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot record step %s in journal %s: %v", rec.ID, j.path, err)
 	}
+	line = append(line, '\n')
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	_, err = j.f.Write(append(line, '\n'))
-	return err
+	if _, err := j.f.Write(line); err != nil {
+		j.f.Truncate(j.size)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot write journal %s: %v", j.path, err)
+	}
+	j.size += int64(len(line))
+	return nil
 }
 
 // Close closes the file.

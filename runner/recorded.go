@@ -38,7 +38,7 @@ func OpenRecorded(p *Plan, getenv func(string) string) (*Recorded, error) {
 	}
 	defer r.Runtime.Out.Close()
 	rc := &Recorded{r: r, Journal: r.Runtime.Out.Abs(outdir.JournalFile)}
-	saved, err := readJournal(r.Runtime.Out)
+	saved, _, err := readJournal(r.Runtime.Out)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("no journal at %s: run the playbook with this output directory first", rc.Journal)

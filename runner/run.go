@@ -392,13 +392,16 @@ func (r *Runner) skipAll(steps []*StepPlan, reason string) []*StepRecord {
 }
 
 // keep appends a finished step to the journal, so that --from can
-// resume after it: a step that passed, or that its when skipped.
+// resume after it: a step that passed, or that its when skipped. A step
+// whose result cannot be kept fails, naming the journal: a run that
+// cannot be resumed must not pass as if it could, and the learner sees
+// the full disk at the step it struck.
 func (r *Runner) keep(rec *StepRecord) {
 	if r.journal == nil || (rec.Status != Passed && !rec.whenSkipped) {
 		return
 	}
-	if err := r.journal.Append(rec); err != nil && r.Runtime.Progress != nil {
-		r.Runtime.Progress("warning: cannot write journal: " + err.Error())
+	if err := r.journal.Append(rec); err != nil {
+		rec.Status, rec.Reason, rec.Error, rec.whenSkipped = Failed, "", err.Error(), false
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +18,13 @@ import (
 // LABRUN_TEST_AS_MAIN set, the test binary is the command.
 func TestMain(m *testing.M) {
 	if os.Getenv("LABRUN_TEST_AS_MAIN") == "1" {
+		if n, err := strconv.ParseUint(os.Getenv("LABRUN_TEST_FSIZE"), 10, 64); err == nil {
+			// the largest file this labrun may write, as a full disk
+			// would stop it
+			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+				panic(err)
+			}
+		}
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
