@@ -17,7 +17,7 @@ import (
 
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
-	"github.com/labrun/labrun/jsonschema"
+	"github.com/labrun/labrun/schemacheck"
 )
 
 // WriteSpec renders one output file of a lab. Exactly one of json, text
@@ -74,8 +74,8 @@ func checkWrite(spec *eval.Value, sc *StaticContext) diag.List {
 			if !filepath.IsAbs(path) {
 				path = filepath.Join(sc.PlaybookDir, path)
 			}
-			if _, err := jsonschema.Load(path); err != nil {
-				errs.Add(s.Pos, "schema: %v", unwrapPath(err))
+			if _, err := schemacheck.Load(path); err != nil {
+				errs.Append(schemaError(s.Pos, err))
 			}
 		} else {
 			errs.Add(s.Pos, "schema must be a fixed path, so it can be checked before the run")
@@ -95,6 +95,17 @@ func checkWrite(spec *eval.Value, sc *StaticContext) diag.List {
 		}
 	}
 	return errs
+}
+
+// schemaError places a schema that cannot be used: a schema file that is
+// wrong is reported where it is wrong; one that cannot be read, at the
+// step's schema key.
+func schemaError(at diag.Pos, err error) error {
+	var de *diag.Error
+	if errors.As(err, &de) {
+		return de
+	}
+	return diag.Errorf(at, "schema: %v", unwrapPath(err))
 }
 
 func unwrapPath(err error) error {
@@ -153,7 +164,7 @@ func writeFile(ctx context.Context, rt *Runtime, spec *WriteSpec) (*WriteResult,
 	}
 	res := &WriteResult{Path: abs, Bytes: len(content), Content: string(content), Data: data, Problems: []string{}}
 	if spec.Schema != "" {
-		schema, err := jsonschema.Load(rt.ResolveInput(spec.Schema))
+		schema, err := schemacheck.Load(rt.ResolveInput(spec.Schema))
 		if err != nil {
 			return res, err
 		}
@@ -262,7 +273,7 @@ func schemaProblems(rt *Runtime, spec *WriteSpec, name string, learner any, repo
 	if spec.Schema == "" {
 		return nil
 	}
-	schema, err := jsonschema.Load(rt.ResolveInput(spec.Schema))
+	schema, err := schemacheck.Load(rt.ResolveInput(spec.Schema))
 	if err != nil {
 		return []string{fmt.Sprintf("%s: %v", name, err)}
 	}

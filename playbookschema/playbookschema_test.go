@@ -12,7 +12,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	_ "github.com/labrun/labrun/actions/all"
-	"github.com/labrun/labrun/jsonschema"
+	"github.com/labrun/labrun/schemacheck"
 	"gopkg.in/yaml.v3"
 )
 
@@ -84,7 +84,7 @@ func TestPlaybooksMatchSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema, err := jsonschema.Parse(b)
+	schema, err := schemacheck.Parse("playbook.schema.json", b)
 	if err != nil {
 		t.Fatalf("the generated schema does not load: %v", err)
 	}
@@ -135,7 +135,7 @@ func readFile(t *testing.T, f string) []byte {
 	return b
 }
 
-func validateYAML(t *testing.T, s *jsonschema.Schema, src []byte) []string {
+func validateYAML(t *testing.T, s *schemacheck.Schema, src []byte) []string {
 	t.Helper()
 	var doc any
 	if err := yaml.Unmarshal(src, &doc); err != nil {
