@@ -158,6 +158,21 @@ func buildScalar(c *Compiler, v *Value, ctx Context, errs *diag.List) {
 	v.kind, v.parts = interpKind, parts
 }
 
+// sourceText is the text of a plain scalar that YAML reads as something
+// other than a string (0644 as 420, 0x10 as 16, 1e3 as 1000, 1.0 as 1, ~ as
+// null, yes as true), as written. A field that takes a string takes what
+// the author typed: `argv: [chmod, 0644, f]` runs chmod 0644.
+func (v *Value) sourceText() (string, bool) {
+	if v == nil || v.kind != litKind || v.Node == nil || v.Node.Kind != yaml.ScalarNode || v.Node.Value == "" {
+		return "", false
+	}
+	switch v.Node.Tag {
+	case "!!int", "!!float", "!!bool", "!!null":
+		return v.Node.Value, true
+	}
+	return "", false
+}
+
 // offsetPos finds the file position of byte off inside a scalar. It is
 // exact for plain and quoted one-line scalars; for block scalars it points
 // at the scalar itself.
@@ -575,6 +590,9 @@ func assign(x any, target reflect.Value, src *Value) error {
 		return diag.Errorf(src.Pos, format, args...)
 	}
 	t := target.Type()
+	if text, ok := src.sourceText(); ok && (t.Kind() == reflect.String || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String) {
+		x = text
+	}
 	if x == nil {
 		target.Set(reflect.Zero(t))
 		return nil
