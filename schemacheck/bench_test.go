@@ -9,7 +9,7 @@ import (
 // (checking it against the 2020-12 metaschema); Load caches the result, so
 // a write in a loop pays it once.
 func BenchmarkParseLabSchema(b *testing.B) {
-	data, err := os.ReadFile("../schemas/cca-datapath/svc.schema.json")
+	data, err := os.ReadFile("../playbooks/cca-datapath/schemas/svc.schema.json")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func BenchmarkParseLabSchema(b *testing.B) {
 }
 
 func BenchmarkValidateLabFile(b *testing.B) {
-	s, err := Load("../schemas/cca-datapath/svc.schema.json")
+	s, err := Load("../playbooks/cca-datapath/schemas/svc.schema.json")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -32,14 +33,22 @@ func TestExamplesRun(t *testing.T) {
 	}
 }
 
-// The examples that need a cluster validate without one; the e2e tests run
-// them on the test cluster.
+// The examples and labs that need a cluster validate without one (their
+// output schemas, beside each lab, included); the e2e tests run them on
+// the test cluster.
 func TestClusterExamplesValidate(t *testing.T) {
-	files, err := filepath.Glob("../../examples/cluster/*.yaml")
-	if err != nil || len(files) == 0 {
+	examples, err := filepath.Glob("../../examples/cluster/*.yaml")
+	if err != nil || len(examples) == 0 {
 		t.Fatalf("no cluster examples: %v", err)
 	}
-	for _, f := range files {
+	labs, err := filepath.Glob("../../playbooks/*.yaml")
+	if err != nil || len(labs) == 0 {
+		t.Fatalf("no labs: %v", err)
+	}
+	for _, f := range append(examples, labs...) {
+		if strings.HasSuffix(f, ".testbed.yaml") {
+			continue // a vars file, not a playbook
+		}
 		var stdout, stderr bytes.Buffer
 		if code := Main([]string{"validate", "-q", f}, &stdout, &stderr); code != 0 {
 			t.Errorf("%s: validate exit %d:\n%s", f, code, stderr.String())
