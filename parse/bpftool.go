@@ -102,12 +102,22 @@ func (n BpftoolNet) Find(dev, attach string) NetAttachment {
 //
 //		ip prerouting prio -128 prog_id 10
 func ParseBpftoolNetShow(text string) (BpftoolNet, error) {
-	if strings.HasPrefix(strings.TrimSpace(text), "[") {
-		return parseBpftoolNetJSON(text)
+	return jsonOrText(kindBpftoolNet, text, parseBpftoolNetJSON, parseBpftoolNetText)
+}
+
+// parseBpftoolNetText reads the plain listing. Lines before any section
+// heading (grep'd output such as `bpftool net show | grep lxc`) are read
+// when they describe themselves: "dev(idx) tcx/ingress ..." and the other
+// attach points with a slash are tc, "dev(idx) driver|generic|offload id N"
+// is xdp.
+func parseBpftoolNetText(text string) (BpftoolNet, error) {
+	if err := refuseCut(kindBpftoolNet, "attachments", text, parseBpftoolNetText, func(n BpftoolNet) int { return len(n.Attachments) }); err != nil {
+		return BpftoolNet{}, err
 	}
 	n := BpftoolNet{Attachments: []NetAttachment{}, Unparsed: []string{}}
 	r := newLineReader(text)
 	section := ""
+	headerless := false // attachment lines read without a section heading
 	for {
 		line, ok := r.next()
 		if !ok {
@@ -121,8 +131,18 @@ func ParseBpftoolNetShow(text string) (BpftoolNet, error) {
 			section = s
 			continue
 		}
-		if section == "" {
-			return BpftoolNet{}, newError(kindBpftoolNet, r.num, line, `expected a section header such as "xdp:" or "tc:"`)
+		sec := section
+		if sec == "" {
+			if sec = netLineSection(t); sec == "" {
+				return BpftoolNet{}, newError(kindBpftoolNet, r.num, line, `expected a section header such as "xdp:" or "tc:", or a line "dev(N) tcx/ingress ..." / "dev(N) driver id N"`)
+			}
+			atts, ok := parseNetLine(sec, t)
+			if !ok {
+				return BpftoolNet{}, newError(kindBpftoolNet, r.num, line, "attachment line without its section, and not one that describes itself")
+			}
+			n.Attachments = append(n.Attachments, atts...)
+			headerless = true
+			continue
 		}
 		atts, ok := parseNetLine(section, t)
 		if !ok {
@@ -131,10 +151,29 @@ func ParseBpftoolNetShow(text string) (BpftoolNet, error) {
 		}
 		n.Attachments = append(n.Attachments, atts...)
 	}
-	if section == "" {
+	if section == "" && !headerless {
 		return BpftoolNet{}, newError(kindBpftoolNet, 0, firstLine(text), `no "xdp:"/"tc:" section found; is this bpftool net show output?`)
 	}
 	return n, nil
+}
+
+// netLineSection tells the section of an attachment line printed without
+// its heading, or "" when the line does not say.
+func netLineSection(t string) string {
+	f := strings.Fields(t)
+	if len(f) < 2 {
+		return ""
+	}
+	if _, _, ok := parseDevIndex(f[0]); !ok {
+		return ""
+	}
+	switch {
+	case strings.Contains(f[1], "/"):
+		return "tc"
+	case (f[1] == "driver" || f[1] == "generic" || f[1] == "offload") && len(f) >= 4 && f[2] == "id":
+		return "xdp"
+	}
+	return ""
 }
 
 // parseNetLine reads one attachment line of a section.
@@ -364,6 +403,9 @@ var bpfLinkTypes = map[int]string{
 // Fields are separated by two spaces; detail lines start with a tab and
 // hold "key value" pairs.
 func ParseBpftoolLinkShow(text string) (BpftoolLinks, error) {
+	if err := refuseCut(kindBpftoolLink, "links", text, ParseBpftoolLinkShow, func(l BpftoolLinks) int { return len(l) }); err != nil {
+		return nil, err
+	}
 	out := BpftoolLinks{}
 	r := newLineReader(text)
 	for {
@@ -395,7 +437,7 @@ func ParseBpftoolLinkShow(text string) (BpftoolLinks, error) {
 			}
 			continue
 		}
-		idText, rest, ok := strings.Cut(line, ": ")
+		idText, rest, ok := strings.Cut(line, ":")
 		id, err := strconv.Atoi(idText)
 		if !ok || err != nil {
 			return nil, newError(kindBpftoolLink, r.num, line, `expected "ID: type  prog N"`)
@@ -426,6 +468,9 @@ func ParseBpftoolLinkShow(text string) (BpftoolLinks, error) {
 		}
 		if l.Type == "" {
 			return nil, newError(kindBpftoolLink, r.num, line, `expected "ID: type  prog N"`)
+		}
+		if _, ok := l.Details["prog"]; !ok {
+			return nil, newError(kindBpftoolLink, r.num, line, `link without "prog N" (bpftool prints it for every link)`)
 		}
 		out = append(out, l)
 	}

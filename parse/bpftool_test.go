@@ -77,7 +77,7 @@ func TestBpftoolNetShowUnknownLinesAndErrors(t *testing.T) {
 	eq(t, "unparsed kept", n.Unparsed, []string{"tc: something new here"})
 	_, err = ParseBpftoolNetShow("")
 	wantError(t, err, kindBpftoolNet, 0, "no \"xdp:\"")
-	_, err = ParseBpftoolNetShow("lxc1(3) tcx/ingress x prog_id 1\n")
+	_, err = ParseBpftoolNetShow("lxc1(3) weird\n")
 	wantError(t, err, kindBpftoolNet, 1, "section header")
 	_, err = ParseBpftoolNetShow("[{\"tc\": 5}]")
 	wantError(t, err, kindBpftoolNet, 1, "invalid JSON")

@@ -18,7 +18,9 @@ type Config struct {
 	// Values maps every key to its value as printed. A key in both
 	// sections takes the read-write value (the one in effect). Keys of a
 	// nested map ("HiveConfig" followed by tab-indented lines) are
-	// "Parent.Key".
+	// "Parent.Key". Keys before any section heading (plain `config`,
+	// or grep'd `config -a`) are only here: the output does not say
+	// which section they belong to.
 	Values    map[string]string `json:"values" expr:"values"`
 	ReadOnly  map[string]string `json:"readOnly" expr:"readOnly"`
 	ReadWrite map[string]string `json:"readWrite" expr:"readWrite"`
@@ -66,8 +68,12 @@ func normKey(k string) string {
 // with no colon is the name of a nested map whose entries follow as
 // "\t%-26s: %v" lines.
 func ParseConfig(text string) (Config, error) {
+	if err := refuseCut(kindConfig, "keys", text, ParseConfig, func(c Config) int { return len(c.Values) }); err != nil {
+		return Config{}, err
+	}
 	c := Config{Values: map[string]string{}, ReadOnly: map[string]string{}, ReadWrite: map[string]string{}}
-	section := c.ReadWrite // plain `config` has only the read-write options
+	unsectioned := map[string]string{}
+	section := unsectioned
 	r := newLineReader(text)
 	parent := ""
 	seen := false
@@ -123,6 +129,9 @@ func ParseConfig(text string) (Config, error) {
 	}
 	if !seen {
 		return Config{}, newError(kindConfig, 0, firstLine(text), `no "Key : value" line found`)
+	}
+	for k, v := range unsectioned {
+		c.Values[k] = v
 	}
 	for k, v := range c.ReadOnly {
 		c.Values[k] = v

@@ -20,12 +20,14 @@ func TestConfigAll(t *testing.T) {
 }
 
 func TestConfigPlainAndErrors(t *testing.T) {
-	// `cilium-dbg config` without -a: read-write options only, no heading.
+	// `cilium-dbg config` without -a prints no heading, nor does grep'd
+	// `config -a`: the keys are in Values, in neither section.
 	c, err := ParseConfig("Debug                             : Disabled\nPolicyEnforcement                 : default\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "read-write", c.ReadWrite, map[string]string{"Debug": "Disabled", "PolicyEnforcement": "default"})
+	eq(t, "values", c.Values, map[string]string{"Debug": "Disabled", "PolicyEnforcement": "default"})
+	eq(t, "read-write empty", c.ReadWrite, map[string]string{})
 	eq(t, "read-only empty", c.ReadOnly, map[string]string{})
 	_, err = ParseConfig("")
 	wantError(t, err, kindConfig, 0, "no \"Key : value\"")

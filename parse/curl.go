@@ -43,6 +43,16 @@ type Curl struct {
 	// Fields holds every variable printed, as text, under curl's own name
 	// ("http_code" -> "200"), typed above or not.
 	Fields map[string]string `json:"fields" expr:"fields"`
+	// Errors are all the "curl: (N) message" lines, in printed order
+	// (one per failed URL or retry); ExitCode and ErrorMsg come from the
+	// last when -w printed none.
+	Errors []CurlError `json:"errors" expr:"errors"`
+}
+
+// CurlError is one "curl: (N) message" line.
+type CurlError struct {
+	Code    int    `json:"code" expr:"code"`
+	Message string `json:"message" expr:"message"`
 }
 
 // ParseCurl parses what curl printed for -w, in one of three conventions:
@@ -59,7 +69,7 @@ type Curl struct {
 // "command terminated with exit code N". Any other line is an error
 // (usually the response body, when -o was forgotten).
 func ParseCurl(text string) (Curl, error) {
-	c := Curl{Fields: map[string]string{}}
+	c := Curl{Fields: map[string]string{}, Errors: []CurlError{}}
 	t := strings.TrimSpace(text)
 	if t == "" {
 		return Curl{}, newError(kindCurl, 0, "", "empty input; did curl run with -w?")
@@ -71,8 +81,11 @@ func ParseCurl(text string) (Curl, error) {
 		if end := strings.LastIndexByte(t, '}'); end >= 0 {
 			if i := strings.Index(t[end:], "curl: ("); i >= 0 {
 				body = t[:end+i]
-				if code, msg, ok := parseCurlError(t[end+i:]); ok {
-					stderrCode, stderrMsg = code, msg
+				for _, line := range strings.Split(t[end+i:], "\n") {
+					if code, msg, ok := parseCurlError(strings.TrimSpace(line)); ok {
+						stderrCode, stderrMsg = code, msg
+						c.Errors = append(c.Errors, CurlError{Code: code, Message: msg})
+					}
 				}
 			}
 		}
@@ -110,6 +123,7 @@ func ParseCurl(text string) (Curl, error) {
 					return Curl{}, newError(kindCurl, r.num, line, `expected "curl: (N) message"`)
 				}
 				stderrCode, stderrMsg = code, msg
+				c.Errors = append(c.Errors, CurlError{Code: code, Message: msg})
 				line = line[:i]
 			}
 			if isBlank(line) {

@@ -90,3 +90,130 @@ func TestCTBackendIDAbove2p53(t *testing.T) {
 	big, _ := json.Marshal(ExactUint(1<<53 + 1))
 	eq(t, "2^53+1 as a string", string(big), `"9007199254740993"`)
 }
+
+// The v1.20 docs print a TAB after the KPR mode; values are split on
+// whitespace runs, never on one space.
+func TestStatusTabAfterKPRMode(t *testing.T) {
+	s, err := ParseStatus("KubeProxyReplacement:   True\t[eth0 (Direct Routing), eth1]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "mode", s.KubeProxyReplacement, "True")
+	eq(t, "devices", s.KubeProxyReplacementDevices, []StatusDevice{
+		{Name: "eth0", IPs: []string{}, DirectRouting: true}, {Name: "eth1", IPs: []string{}}})
+}
+
+// Cilium 1.15 printed "Host Routing:" on its own line.
+func TestStatusHostRouting115(t *testing.T) {
+	s, err := ParseStatus("KubeProxyReplacement:    True   [eth0   10.0.2.15]\nHost Routing:            BPF\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "routing host", s.Routing.Host, "BPF")
+}
+
+// A cut last row of the service list is not a service without backends.
+func TestServiceListCutRow(t *testing.T) {
+	const header = "ID   Frontend                    Service Type   Backend\n"
+	const row = "15   10.96.106.135:80/TCP        Cluster"
+	_, err := ParseServiceList(header + row + "\n")
+	wantError(t, err, kindServiceList, 2, `unknown service type "Cluster"`)
+	_, err = ParseServiceList(header + row)
+	wantTruncated(t, err, kindServiceList, 2, "truncated); 0 complete services")
+}
+
+// The service list of Cilium 1.7 printed no backend state: refused naming
+// the legacy format, not read with an empty state.
+func TestServiceListLegacyNoState(t *testing.T) {
+	_, err := ParseServiceList("ID   Frontend            Service Type   Backend\n1    10.96.0.1:443       ClusterIP      1 => 192.168.0.10:6443\n")
+	wantError(t, err, kindServiceList, 2, "Cilium before 1.10")
+}
+
+// A tc filter line cut inside its name has no program: refused.
+func TestTCFilterCutLine(t *testing.T) {
+	const line = "filter protocol all pref 1 bpf chain 0 handle 0x1 bpf_lxc.o:[from-co"
+	_, err := ParseTCFilterShow(line + "\n")
+	wantError(t, err, kindTCFilter, 1, `without "id N" or "tag T"`)
+	_, err = ParseTCFilterShow(line)
+	wantTruncated(t, err, kindTCFilter, 1, "truncated")
+}
+
+// A bpftool link line cut after its type has no program: refused.
+func TestBpftoolLinkCutLine(t *testing.T) {
+	_, err := ParseBpftoolLinkShow("8: xdp  \n")
+	wantError(t, err, kindBpftoolLink, 1, `without "prog N"`)
+	_, err = ParseBpftoolLinkShow("7: tcx  prog 12\n8: xdp  ")
+	wantTruncated(t, err, kindBpftoolLink, 2, "truncated); 1 complete links")
+}
+
+// The grouped layout of 1.15 prints the slot in the value (PR #31503).
+func TestLBListGroupedSlot(t *testing.T) {
+	l, err := ParseLBList(input(t, "public/cilium-bpf-lb-list/pr-31503-grouped-1.15.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "layout", l.Layout, "grouped")
+	api := l.Frontend("10.96.0.1:443")
+	eq(t, "backend slot", api.Backends[0].Slot, 1)
+	eq(t, "backend", api.Addrs(), []string{"172.18.0.3:6443"})
+	eq(t, "slot 0", api.HasSlot0, true)
+	eq(t, "l7 proxy port", l.Frontend("10.96.193.7:443").HasSlot0, true)
+}
+
+// grep'd output has no header; rows that describe themselves are read.
+func TestHeaderlessRows(t *testing.T) {
+	lb, err := ParseLBList("10.96.0.1:443/TCP (1)      172.18.0.3:6443/TCP (1) (1)      \n10.96.0.1:443/TCP (0)      0.0.0.0:0 (1) (0) [ClusterIP, non-routable]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "lb backends", lb.Backends("10.96.0.1:443/TCP"), []string{"172.18.0.3:6443"})
+
+	net, err := ParseBpftoolNetShow("lxc3a6f7d4e8c73(26) tcx/ingress cil_from_container prog_id 4773 link_id 29 \n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "net", net.Find("lxc3a6f7d4e8c73", "tcx/ingress").ProgID, 4773)
+	eq(t, "net section", net.Attachments[0].Section, "tc")
+
+	svc, err := ParseServiceList("15   10.96.106.135:80/TCP        ClusterIP      1 => 10.244.1.115:80/TCP (active)\n" +
+		"                                                2 => 10.244.1.116:80/TCP (active)\n" +
+		"16   10.96.55.103:80/TCP         ClusterIP (Remote)\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "svc backends", svc.Frontend("10.96.106.135:80/TCP").BackendAddrs(), []string{"10.244.1.115:80", "10.244.1.116:80"})
+	eq(t, "svc remote", svc[1].Remote, true)
+	eq(t, "svc no backends", svc[1].Backends, []Backend{})
+}
+
+// Text that starts with a bracket is tried as text when it is not JSON,
+// and an error names both attempts.
+func TestJSONOrTextByTrying(t *testing.T) {
+	_, err := ParseBpftoolNetShow("[lxc1(3) weird\n")
+	wantError(t, err, kindBpftoolNet, 1, "neither JSON (invalid JSON")
+	wantError(t, err, kindBpftoolNet, 1, ") nor text (line 1: expected a section header")
+	_, err = ParseServiceList("[{\"spec\": {\"id\": 1,")
+	wantTruncated(t, err, kindServiceList, 1, "neither JSON (JSON ends before its closing bracket (truncated output))")
+}
+
+// Without a section heading, config keys are in neither section.
+func TestConfigWithoutHeading(t *testing.T) {
+	c, err := ParseConfig("ServiceNoBackendResponse          : reject\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "value", c.Get("ServiceNoBackendResponse"), "reject")
+	eq(t, "not filed as read-write", len(c.ReadWrite), 0)
+}
+
+// Every "curl: (N)" line is returned, not only the last.
+func TestCurlSeveralErrors(t *testing.T) {
+	c, err := ParseCurl("http_code=000\ncurl: (7) Failed to connect to 10.96.0.1 port 80 after 0 ms: Couldn't connect to server\ncurl: (28) Connection timed out after 5001 milliseconds\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "errors", c.Errors, []CurlError{
+		{Code: 7, Message: "Failed to connect to 10.96.0.1 port 80 after 0 ms: Couldn't connect to server"},
+		{Code: 28, Message: "Connection timed out after 5001 milliseconds"}})
+	eq(t, "exit code of the last", c.ExitCode, 28)
+}

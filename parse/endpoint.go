@@ -217,6 +217,9 @@ func (e EndpointListEntry) HasLabel(l string) bool {
 // having only the LABELS column. The IPv6 column is empty when IPv6 is off,
 // so columns are cut at the header's positions (see table).
 func ParseEndpointList(text string) (EndpointList, error) {
+	if err := refuseCut(kindEndpointList, "endpoints", text, ParseEndpointList, func(l EndpointList) int { return len(l) }); err != nil {
+		return nil, err
+	}
 	titles := []string{"ENDPOINT", "POLICY (ingress)", "POLICY (egress)", "IDENTITY", "LABELS (source:key[=value])", "IPv6", "IPv4", "STATUS"}
 	r := newLineReader(text)
 	out := EndpointList{}

@@ -130,3 +130,43 @@ func refuseCut[T any](kind, noun, text string, parse func(string) (T, error), co
 	e.Truncated = true
 	return e
 }
+
+// jsonOrText parses text with fromJSON when it starts like JSON ('[' or
+// '{') and with fromText otherwise; when the JSON attempt fails it tries
+// text too (some text output starts with a bracket), and when both fail
+// the error names both attempts.
+func jsonOrText[T any](kind, text string, fromJSON, fromText func(string) (T, error)) (T, error) {
+	t := strings.TrimLeft(text, " \t\r\n")
+	if !strings.HasPrefix(t, "[") && !strings.HasPrefix(t, "{") {
+		return fromText(text)
+	}
+	v, jerr := fromJSON(text)
+	if jerr == nil {
+		return v, nil
+	}
+	v, terr := fromText(text)
+	if terr == nil {
+		return v, nil
+	}
+	var zero T
+	je, te := asParseError(kind, jerr), asParseError(kind, terr)
+	e := &Error{Parser: kind, Line: je.Line, Text: je.Text, Truncated: je.Truncated,
+		Msg: "neither JSON (" + je.Msg + ") nor text (" + te.position() + te.Msg + ")"}
+	return zero, e
+}
+
+func asParseError(kind string, err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return &Error{Parser: kind, Msg: err.Error()}
+}
+
+// position is "line N: " for an error on a line, else "".
+func (e *Error) position() string {
+	if e.Line > 0 {
+		return "line " + strconv.Itoa(e.Line) + ": "
+	}
+	return ""
+}

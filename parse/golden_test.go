@@ -100,7 +100,7 @@ var headerLine = regexp.MustCompile(`^# [a-z][a-z0-9-]*:`)
 func goldenInputs(t testing.TB) []goldenInput {
 	t.Helper()
 	var out []goldenInput
-	for _, origin := range []string{"synthetic", "local", "real"} {
+	for _, origin := range []string{"synthetic", "local", "real", "public"} {
 		root := filepath.Join("testdata", origin)
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {

@@ -127,6 +127,9 @@ func (t IPTables) Rules(table, chain string) []IPRule {
 // ParseIPTablesSave parses `iptables-save [-c]`. Empty output is valid
 // (no tables loaded, e.g. a nft-only host queried with iptables-legacy).
 func ParseIPTablesSave(text string) (IPTables, error) {
+	if err := refuseCut(kindIPTables, "lines", text, ParseIPTablesSave, func(t IPTables) int { return len(t.Lines) }); err != nil {
+		return IPTables{}, err
+	}
 	out := IPTables{Tables: []IPTable{}, Lines: []string{}}
 	r := newLineReader(text)
 	var cur *IPTable

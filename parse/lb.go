@@ -138,12 +138,19 @@ func (l LBList) Backends(fe string) []string { return l.Frontend(fe).Addrs() }
 // `bpf lb list -o json` (a JSON object mapping each key to its list of
 // values, the same strings) is accepted too; entries are then sorted by key.
 func ParseLBList(text string) (LBList, error) {
-	if strings.HasPrefix(strings.TrimSpace(text), "{") {
-		return parseLBListJSON(text)
+	return jsonOrText(kindLBList, text, parseLBListJSON, parseLBListText)
+}
+
+// parseLBListText reads the table. The header is optional: rows of grep'd
+// output describe themselves (frontend, then its value), except the
+// indented value lines of the grouped layout, which need the row above.
+func parseLBListText(text string) (LBList, error) {
+	if err := refuseCut(kindLBList, "rows", text, parseLBListText, func(l LBList) int { return len(l.Entries) }); err != nil {
+		return LBList{}, err
 	}
 	l := LBList{Entries: []LBEntry{}, Layout: "slots"}
 	r := newLineReader(text)
-	haveHeader := false
+	sawLine := false
 	var current *L4Addr // grouped layout: the key of the lines below
 	for {
 		line, ok := r.next()
@@ -153,15 +160,14 @@ func ParseLBList(text string) (LBList, error) {
 		if isBlank(line) {
 			continue
 		}
-		if !haveHeader {
-			if !strings.HasPrefix(line, "SERVICE ADDRESS") {
-				if strings.HasPrefix(line, "ID") || strings.HasPrefix(line, "SOURCE RANGE") {
-					return LBList{}, newError(kindLBList, r.num, line, "this is --backends/--revnat/--source-ranges output; only the default listing is supported")
-				}
-				return LBList{}, newError(kindLBList, r.num, line, `expected header "SERVICE ADDRESS   BACKEND ADDRESS ..."`)
+		if !sawLine {
+			sawLine = true
+			if strings.HasPrefix(line, "SERVICE ADDRESS") {
+				continue
 			}
-			haveHeader = true
-			continue
+			if strings.HasPrefix(line, "ID") || strings.HasPrefix(line, "SOURCE RANGE") {
+				return LBList{}, newError(kindLBList, r.num, line, "this is --backends/--revnat/--source-ranges output; only the default listing is supported")
+			}
 		}
 		indented := line[0] == ' ' || line[0] == '\t'
 		f := strings.Fields(line)
@@ -180,13 +186,13 @@ func ParseLBList(text string) (LBList, error) {
 		}
 		fe, err := ParseL4Addr(f[0])
 		if err != nil {
-			return LBList{}, newError(kindLBList, r.num, line, `expected "ip:port/PROTO (slot)" as service address`)
+			return LBList{}, newError(kindLBList, r.num, line, `expected "ip:port/PROTO (slot)" as service address, or the header "SERVICE ADDRESS   BACKEND ADDRESS ..."`)
 		}
 		if len(f) >= 2 && isParenInt(f[1]) {
 			slot, _ := strconv.Atoi(f[1][1 : len(f[1])-1])
-			t := strings.TrimSpace(line)
-			afterKey := strings.TrimSpace(t[len(f[0]):])
-			value := strings.TrimSpace(afterKey[len(f[1]):])
+			_, afterKey := cutField(line)
+			_, value := cutField(afterKey)
+			value = strings.TrimSpace(value)
 			if value == "" {
 				return LBList{}, newError(kindLBList, r.num, line, "service address without value")
 			}
@@ -204,15 +210,15 @@ func ParseLBList(text string) (LBList, error) {
 		}
 		feCopy := fe
 		current = &feCopy
-		value := strings.TrimSpace(strings.TrimSpace(line)[len(f[0]):])
-		e, err := parseLBValue(value, fe, -1)
+		_, value := cutField(line)
+		e, err := parseLBValue(strings.TrimSpace(value), fe, -1)
 		if err != nil {
 			return LBList{}, newError(kindLBList, r.num, line, err.Error())
 		}
 		l.Layout = "grouped"
 		l.Entries = append(l.Entries, e)
 	}
-	if !haveHeader {
+	if !sawLine {
 		return LBList{}, newError(kindLBList, 0, "", "empty input")
 	}
 	return l, nil
@@ -247,7 +253,7 @@ func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 		e.NotFound, e.BackendID = true, n
 		return e, nil
 	}
-	addr, rest, _ := strings.Cut(v, " ")
+	addr, rest := cutField(v)
 	be, err := ParseL4Addr(addr)
 	if err != nil {
 		return LBEntry{}, msg
@@ -257,7 +263,7 @@ func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 	var nums []int
 	rest = strings.TrimSpace(rest)
 	for strings.HasPrefix(rest, "(") {
-		tok, after, _ := strings.Cut(rest, " ")
+		tok, after := cutField(rest)
 		if !isParenInt(tok) {
 			break
 		}
@@ -273,6 +279,13 @@ func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 	if slot >= 0 {
 		if len(nums) != 2 || nums[1] != slot {
 			return LBEntry{}, errString("value slot does not match the key's slot")
+		}
+	} else if len(nums) == 2 {
+		// The grouped layout of 1.15 prints the slot in the value:
+		// "172.18.0.3:6443 (1) (1)".
+		e.Slot = nums[1]
+		if isService != (e.Slot == 0) {
+			return LBEntry{}, errString("slot 0 is the service's own 0.0.0.0:0 / [::]:0 entry, and only it")
 		}
 	} else if isService {
 		e.Slot = 0

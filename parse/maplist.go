@@ -66,6 +66,9 @@ func (l MapList) PolicyMap(id int) string {
 //	cilium_policy_v3_01234   4             0            true
 //	cilium_lb4_services_v2   unknown       0            false
 func ParseMapList(text string) (MapList, error) {
+	if err := refuseCut(kindMapList, "maps", text, ParseMapList, func(l MapList) int { return len(l) }); err != nil {
+		return nil, err
+	}
 	r := newLineReader(text)
 	out := MapList{}
 	haveHeader := false

@@ -44,6 +44,9 @@ func (l NetstatList) Match(addr string) NetstatList {
 // net-tools shortens long IPv6 addresses to fit the column unless called
 // with -W/--wide; such addresses may not parse.
 func ParseNetstat(text string) (NetstatList, error) {
+	if err := refuseCut(kindNetstat, "connections", text, ParseNetstat, func(l NetstatList) int { return len(l) }); err != nil {
+		return nil, err
+	}
 	out := NetstatList{}
 	r := newLineReader(text)
 	for {

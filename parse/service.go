@@ -101,14 +101,15 @@ func frontendMatch(a L4Addr, query string) bool {
 }
 
 // ParseServiceList parses `cilium-dbg service list`, either the -o json
-// array or the plain table; it looks at the first character to tell them
-// apart.
+// array or the plain table (see jsonOrText).
 func ParseServiceList(text string) (ServiceList, error) {
-	if strings.HasPrefix(strings.TrimSpace(text), "[") {
-		return ParseServiceListJSON(text)
-	}
-	return ParseServiceListTable(text)
+	return jsonOrText(kindServiceList, text, ParseServiceListJSON, ParseServiceListTable)
 }
+
+// serviceTypes are the types Cilium prints (loadbalancer.SVCType): a type
+// outside them is a cut or garbled row, not a new kind of service.
+var serviceTypes = map[string]bool{"ClusterIP": true, "NodePort": true, "ExternalIPs": true,
+	"LoadBalancer": true, "HostPort": true, "LocalRedirect": true}
 
 // JSON shape of models.Service (api/v1/models/service*.go).
 type jsonService struct {
@@ -208,12 +209,17 @@ func ParseServiceListJSON(text string) (ServiceList, error) {
 //
 // Columns are cut at the header's positions (see table) because the Backend
 // cell is empty for a service without backends and "Service Type" can hold
-// "ClusterIP (Remote)".
+// "ClusterIP (Remote)". Without the header (grep'd output) each row
+// describes itself: ID, frontend, a known type, then the first backend;
+// indented rows are more backends of the service above.
 func ParseServiceListTable(text string) (ServiceList, error) {
+	if err := refuseCut(kindServiceList, "services", text, ParseServiceListTable, func(l ServiceList) int { return len(l) }); err != nil {
+		return nil, err
+	}
 	r := newLineReader(text)
 	out := ServiceList{}
 	var t table
-	haveHeader := false
+	haveHeader, sawLine := false, false
 	for {
 		line, ok := r.next()
 		if !ok {
@@ -222,15 +228,24 @@ func ParseServiceListTable(text string) (ServiceList, error) {
 		if isBlank(line) {
 			continue
 		}
-		if !haveHeader {
-			if t, haveHeader = newTable(line, []string{"ID", "Frontend", "Service Type", "Backend"}); !haveHeader {
-				return nil, newError(kindServiceList, r.num, line, `expected header "ID Frontend Service Type Backend"`)
+		first := !sawLine
+		sawLine = true
+		if first {
+			if t, haveHeader = newTable(line, []string{"ID", "Frontend", "Service Type", "Backend"}); haveHeader {
+				continue
 			}
-			continue
 		}
-		c, ok := t.cells(line)
-		if !ok {
-			return nil, newError(kindServiceList, r.num, line, "line not aligned with the table header")
+		var c []string
+		if haveHeader {
+			if c, ok = t.cells(line); !ok {
+				return nil, newError(kindServiceList, r.num, line, "line not aligned with the table header")
+			}
+		} else if c, ok = serviceRowCells(line); !ok || first && c[0] != "" && !isDigits(c[0]) {
+			msg := `expected "ID  FRONTEND  TYPE  [N => BACKEND (state)]" or the header "ID Frontend Service Type Backend"`
+			if first {
+				msg = `expected header "ID Frontend Service Type Backend" or a service row`
+			}
+			return nil, newError(kindServiceList, r.num, line, msg)
 		}
 		if c[0] == "" {
 			// Continuation: one more backend of the service above.
@@ -256,6 +271,10 @@ func ParseServiceListTable(text string) (ServiceList, error) {
 		if typ, ok := strings.CutSuffix(s.Type, " (Remote)"); ok {
 			s.Type, s.Remote = typ, true
 		}
+		if !serviceTypes[s.Type] {
+			return nil, newError(kindServiceList, r.num, line, "unknown service type "+strconv.Quote(shortToken(s.Type))+
+				"; expected ClusterIP, NodePort, ExternalIPs, LoadBalancer, HostPort or LocalRedirect")
+		}
 		if c[3] != "" {
 			b, err := parseTableBackend(c[3])
 			if err != nil {
@@ -265,10 +284,30 @@ func ParseServiceListTable(text string) (ServiceList, error) {
 		}
 		out = append(out, s)
 	}
-	if !haveHeader {
+	if !sawLine {
 		return nil, newError(kindServiceList, 0, "", "empty input")
 	}
 	return out, nil
+}
+
+// serviceRowCells splits a row of the table without its header into the
+// four cells: "7  10.43.77.5:80/TCP  ClusterIP  1 => ip:port/TCP (active)",
+// "11  10.43.7.7:80/TCP  ClusterIP (Remote)", or an indented
+// "2 => ip:port/TCP (active)".
+func serviceRowCells(line string) ([]string, bool) {
+	if line[0] == ' ' || line[0] == '\t' {
+		return []string{"", "", "", strings.TrimSpace(line)}, true
+	}
+	id, rest := cutField(line)
+	fe, rest := cutField(rest)
+	typ, rest := cutField(rest)
+	if remote, after := cutField(rest); remote == "(Remote)" {
+		typ, rest = typ+" (Remote)", after
+	}
+	if id == "" || fe == "" || typ == "" {
+		return nil, false
+	}
+	return []string{id, fe, typ, strings.TrimSpace(rest)}, true
 }
 
 // parseTableBackend reads "1 => 10.42.0.31:8080/TCP (active)", optionally
@@ -281,6 +320,9 @@ func parseTableBackend(s string) (Backend, error) {
 	}
 	addr, rest, ok := strings.Cut(rest, " (")
 	if !ok {
+		if _, err := ParseL4Addr(strings.TrimSpace(addr)); err == nil {
+			return Backend{}, errString(`backend without "(state)": the service list of Cilium before 1.10, which is not read (1.15 to 1.20 are)`)
+		}
 		return Backend{}, msg
 	}
 	a, err := ParseL4Addr(addr)
@@ -300,4 +342,13 @@ func parseTableBackend(s string) (Backend, error) {
 		return Backend{}, msg
 	}
 	return b, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -56,6 +56,9 @@ var ssStates = map[string]bool{
 // "10.0.0.1%eth0:53"). Empty output is an empty list, the usual answer to
 // `ss -Htln 'sport = :30780'`.
 func ParseSS(text string) (SocketList, error) {
+	if err := refuseCut(kindSS, "sockets", text, ParseSS, func(l SocketList) int { return len(l) }); err != nil {
+		return nil, err
+	}
 	out := SocketList{}
 	r := newLineReader(text)
 	for {

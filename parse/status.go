@@ -117,8 +117,12 @@ type KPRDetails struct {
 //
 // `cilium-dbg status -o json` is accepted too (see parseStatusJSON).
 func ParseStatus(text string) (Status, error) {
-	if strings.HasPrefix(strings.TrimSpace(text), "{") {
-		return parseStatusJSON(text)
+	return jsonOrText(kindStatus, text, parseStatusJSON, parseStatusText)
+}
+
+func parseStatusText(text string) (Status, error) {
+	if err := refuseCut(kindStatus, "lines", text, parseStatusText, func(s Status) int { return len(s.Fields) }); err != nil {
+		return Status{}, err
 	}
 	s := Status{
 		KubeProxyReplacementDevices: []StatusDevice{},
@@ -176,7 +180,17 @@ func ParseStatus(text string) (Status, error) {
 		case "KubeProxyReplacement":
 			s.KubeProxyReplacement, s.KubeProxyReplacementDevices = parseKPRLine(value)
 		case "Routing":
+			host := s.Routing.Host
 			s.Routing = parseRouting(value)
+			if s.Routing.Host == "" {
+				s.Routing.Host = host
+			}
+		case "Host Routing":
+			// Cilium <= 1.15 printed the host routing on a line of its
+			// own ("Host Routing: BPF"); later versions in "Routing:".
+			if s.Routing.Host == "" {
+				s.Routing.Host = collapseSpace(value)
+			}
 		case "Masquerading":
 			s.Masquerading = collapseSpace(value)
 		case "Attach Mode":
@@ -333,9 +347,7 @@ var statusAnchors = []string{"KubeProxyReplacement", "Cilium", "NodeMonitor", "P
 // "True   [eth0   10.0.2.15 fe80::1 (Direct Routing), eth1   192.168.1.2]".
 func parseKPRLine(value string) (mode string, devices []StatusDevice) {
 	devices = []StatusDevice{}
-	value = strings.TrimSpace(value)
-	mode, rest, _ := strings.Cut(value, " ")
-	rest = strings.TrimSpace(rest)
+	mode, rest := cutField(strings.TrimSpace(value))
 	if strings.HasPrefix(rest, "[") && strings.HasSuffix(rest, "]") {
 		devices = parseDevices(rest[1 : len(rest)-1])
 	}

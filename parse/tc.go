@@ -60,6 +60,9 @@ func (t TCFilters) BPF() []TCFilter {
 //	filter protocol all pref 1 bpf chain 0
 //	filter protocol all pref 1 bpf chain 0 handle 0x1 cil_from_container-lxc1 direct-action not_in_hw id 4773 name cil_from_container tag 1a2b3c4d5e6f7a8b jited
 func ParseTCFilterShow(text string) (TCFilters, error) {
+	if err := refuseCut(kindTCFilter, "filters", text, ParseTCFilterShow, func(t TCFilters) int { return len(t.Filters) }); err != nil {
+		return TCFilters{}, err
+	}
 	out := TCFilters{Filters: []TCFilter{}}
 	r := newLineReader(text)
 	for {
@@ -180,6 +183,11 @@ head:
 				f.Name = t[i]
 			}
 		}
+	}
+	if f.ProgID == 0 && f.Tag == "" {
+		// iproute2 prints "id N" (and older kernels at least "tag T")
+		// for every bpf filter; a line without either was cut.
+		return TCFilter{}, errString(`bpf filter without "id N" or "tag T"`)
 	}
 	return f, nil
 }

@@ -115,3 +115,15 @@ func (t table) cells(line string) (cells []string, ok bool) {
 	}
 	return cells, true
 }
+
+// cutField cuts s at its first run of spaces or tabs: the first word and
+// the rest, trimmed. Tools pad with spaces, but output pasted from docs or
+// a terminal may hold tabs, so no parser splits on one space.
+func cutField(s string) (first, rest string) {
+	s = strings.TrimLeft(s, " \t")
+	i := strings.IndexAny(s, " \t")
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimLeft(s[i:], " \t")
+}
