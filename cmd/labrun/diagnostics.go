@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/labrun/labrun/diag"
+)
+
+// printLoadError prints diagnostics one per line and returns exit 2.
+func printLoadError(stderr io.Writer, err error) int {
+	for _, e := range diagnostics("", err) {
+		fmt.Fprintln(stderr, e.Error())
+	}
+	return exitInvalid
+}
+
+// diagnostics are the positioned errors of a failed load; an error
+// without a position is placed on path, the playbook file.
+func diagnostics(path string, err error) []*diag.Error {
+	var list diag.List
+	if errors.As(err, &list) {
+		return list
+	}
+	if one, ok := err.(*diag.Error); ok {
+		return []*diag.Error{one}
+	}
+	return []*diag.Error{{Pos: diag.Pos{File: path}, Msg: err.Error()}}
+}
+
+// printJSONProblems writes the errors as one JSON array: file, line and
+// column (0 when unknown) and the message.
+func printJSONProblems(w io.Writer, problems []*diag.Error) {
+	type problem struct {
+		File    string `json:"file"`
+		Line    int    `json:"line"`
+		Column  int    `json:"column"`
+		Message string `json:"message"`
+	}
+	out := make([]problem, 0, len(problems))
+	for _, p := range problems {
+		out = append(out, problem{File: p.Pos.File, Line: p.Pos.Line, Column: p.Pos.Col, Message: p.Msg})
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	fmt.Fprintln(w, string(b))
+}
+
+// githubCommand renders an error as a GitHub Actions workflow command, so
+// a lab repository's CI shows it on the playbook's line. Property values
+// and the message are escaped as the runner expects.
+func githubCommand(p *diag.Error) string {
+	prop := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+	msg := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	cmd := "::error file=" + prop.Replace(p.Pos.File)
+	if p.Pos.Line > 0 {
+		cmd += fmt.Sprintf(",line=%d", p.Pos.Line)
+		if p.Pos.Col > 0 {
+			cmd += fmt.Sprintf(",col=%d", p.Pos.Col)
+		}
+	}
+	return cmd + ",title=labrun validate::" + msg.Replace(p.Msg)
+}

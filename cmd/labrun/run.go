@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/console"
+	"github.com/labrun/labrun/internal/kubecluster"
+	"github.com/labrun/labrun/kube"
+	"github.com/labrun/labrun/report"
+	"github.com/labrun/labrun/runner"
+	"github.com/spf13/pflag"
+)
+
+// runCmd is labrun run and labrun check: load and compile the playbook,
+// connect to the cluster on the first step that needs it, run the plan
+// with progress on stdout, and write the reports asked for. Ctrl-C stops
+// the running step and still runs finally.
+func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
+	name := "run"
+	if mode == actions.Check {
+		name = "check"
+	}
+	fs := newFlagSet(name, stderr, fmt.Sprintf("Usage: labrun %s PLAYBOOK [flags]\n\nFlags:\n", name))
+	var vf varFlags
+	vf.register(fs)
+	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json or junit; repeatable")
+	from := fs.String("from", "", "resume at this step, restoring earlier results from the journal in the output directory")
+	dryRun := fs.Bool("dry-run", false, "validate and print the plan; run nothing")
+	verbose := fs.BoolP("verbose", "v", false, "print each step as it starts")
+	noProgress := fs.Bool("no-progress", false, "plain lines even on a terminal")
+	sequential := fs.Bool("sequential", false, "run the branches of parallel steps one after another, in the order written")
+	timeout := fs.Duration("timeout", 0, "time limit for the steps of the whole run (e.g. 10m); finally steps still run after it")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
+	kubeContext := fs.String("context", "", "kubeconfig context to use (default: its current context)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "labrun %s: expected exactly one playbook, got %d\n", name, fs.NArg())
+		return exitInvalid
+	}
+	type reportReq struct{ format, path string }
+	var reqs []reportReq
+	for _, r := range *reports {
+		format, path, ok := strings.Cut(r, "=")
+		if !ok || path == "" || (format != "json" && format != "junit") {
+			fmt.Fprintf(stderr, "labrun %s: --report %q: expected json=FILE or junit=FILE\n", name, r)
+			return exitInvalid
+		}
+		reqs = append(reqs, reportReq{format, path})
+	}
+	plan, err := runner.Load(fs.Arg(0), vf.options())
+	if err != nil {
+		return printLoadError(stderr, err)
+	}
+	if *dryRun {
+		printPlan(stdout, plan)
+		return exitOK
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// A second Ctrl-C while cleanup runs ends labrun at once.
+		<-ctx.Done()
+		stop()
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		fmt.Fprintln(stderr, "labrun: interrupted again; stopping without finishing cleanup")
+		os.Exit(exitInterrupted)
+	}()
+
+	live := false
+	if f, ok := stdout.(*os.File); ok && !*noProgress {
+		live = console.IsTerminal(f)
+	}
+	r := &runner.Runner{
+		Plan: plan,
+		Runtime: &actions.Runtime{
+			Mode:    mode,
+			Cluster: kubecluster.Lazy(kube.ConnectOptions{Kubeconfig: *kubeconfig, Context: *kubeContext}),
+		},
+		Observer: console.New(stdout, live, *verbose),
+		From:     *from,
+		// Grading goes on after a wrong file, so the learner sees every
+		// problem at once.
+		KeepGoing:  mode == actions.Check,
+		Sequential: *sequential,
+		Timeout:    *timeout,
+	}
+	out, err := r.Run(ctx)
+	defer r.Runtime.Out.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "labrun %s: %v\n", name, err)
+		return exitInvalid
+	}
+	for _, rq := range reqs {
+		if err := report.Write(rq.format, rq.path, out, r.Runtime.Out); err != nil {
+			fmt.Fprintf(stderr, "labrun %s: cannot write %s report: %v\n", name, rq.format, err)
+			return exitFailed
+		}
+	}
+	switch out.Status {
+	case runner.Interrupted:
+		return exitInterrupted
+	case runner.Failed:
+		return exitFailed
+	}
+	return exitOK
+}

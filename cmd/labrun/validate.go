@@ -1,0 +1,131 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/runner"
+	"github.com/spf13/pflag"
+)
+
+// validateCmd is labrun validate: every playbook is compiled with no
+// cluster, and every problem of every file is printed, in the format asked
+// for, before the exit code says whether any was found.
+func validateCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("validate", stderr, "Usage: labrun validate PLAYBOOK... [flags]\n\nChecks playbooks without a cluster: YAML, keys, types, references and expressions.\n\nFlags:\n")
+	var vf varFlags
+	vf.register(fs)
+	quiet := fs.BoolP("quiet", "q", false, "print only errors")
+	format := fs.String("format", "text", "how to print errors: text (file:line:col: message, on stderr), json (one array on stdout, for tools) or github (workflow commands on stdout, which GitHub Actions shows on the lines)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "labrun validate: expected at least one playbook")
+		return exitInvalid
+	}
+	if *format != "text" && *format != "json" && *format != "github" {
+		fmt.Fprintf(stderr, "labrun validate: --format %q: expected text, json or github\n", *format)
+		return exitInvalid
+	}
+	if handWritten(fs.Args()) {
+		// Compiling a hand-written playbook allocates a few MB, and
+		// collecting it on the way costs more than the memory it frees
+		// (a third of the time for cca-datapath): no collection unless
+		// the heap reaches the limit. Generated playbooks of thousands
+		// of steps keep the usual collector.
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(128 << 20))
+	}
+	code := exitOK
+	var problems []*diag.Error
+	for _, path := range fs.Args() {
+		plan, err := runner.Load(path, vf.options())
+		if err != nil {
+			code = exitInvalid
+			if *format == "text" {
+				printLoadError(stderr, err)
+			} else {
+				problems = append(problems, diagnostics(path, err)...)
+			}
+			continue
+		}
+		if !*quiet && *format == "text" {
+			printPlan(stdout, plan)
+		}
+	}
+	switch *format {
+	case "json":
+		printJSONProblems(stdout, problems)
+	case "github":
+		for _, p := range problems {
+			fmt.Fprintln(stdout, githubCommand(p))
+		}
+	}
+	return code
+}
+
+// printPlan shows what a run would do, step by step.
+func printPlan(w io.Writer, p *runner.Plan) {
+	mut := 0
+	for _, s := range p.Steps {
+		if s.Mutates {
+			mut++
+		}
+	}
+	fmt.Fprintf(w, "%s: %s: valid, %s (%d change the system)\n", p.Playbook.File, p.Playbook.Name, plural(len(p.Steps), "step"), mut)
+	for _, s := range p.Steps {
+		flag := "  "
+		if s.Mutates {
+			flag = "M "
+		}
+		prefix := fmt.Sprintf("%3d", s.Index+1)
+		if s.Cleanup {
+			prefix = "fin"
+		}
+		name := s.ID
+		if s.Group != nil {
+			name = "  " + s.Branch + ": " + s.ID
+		}
+		line := fmt.Sprintf("  %s %s%-22s %-8s", prefix, flag, name, s.ActionName())
+		if s.Loop != nil {
+			if e := s.Loop.WholeExpr(); e != nil {
+				line += " loop " + e.Src
+			} else {
+				line += " loop " + plural(len(s.Loop.Items()), "item")
+			}
+		}
+		if s.Until != nil {
+			line += " until " + s.Until.Src
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+		if reads := s.Reads(); len(reads) > 0 {
+			fmt.Fprintf(w, "          reads  %s\n", strings.Join(reads, ", "))
+		}
+		if wr := s.Writes(); wr != "" {
+			fmt.Fprintf(w, "          writes %s\n", wr)
+		}
+	}
+}
+
+// handWritten reports whether the playbooks are of a size people write
+// (under 256 KB together; cca-datapath is 25 KB).
+func handWritten(paths []string) bool {
+	var total int64
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return false
+		}
+		total += fi.Size()
+	}
+	return total < 256<<10
+}
