@@ -11,6 +11,10 @@ type Parser struct {
 	Doc    string
 	Parse  func(string) (any, error)
 	Result reflect.Type
+	// Records names the field of Result that holds its records (one per
+	// line or row of the output), for output that streams them one by
+	// one; "" when Result is itself a list or is a single record.
+	Records string
 }
 
 // wrap adapts a typed parser to Parser.Parse. On error it returns a nil
@@ -34,9 +38,9 @@ var All = []Parser{
 		Doc: "cilium-dbg status [--verbose]: KubeProxyReplacement, its details block, routing, attach mode, every Label: value"},
 	{Kind: kindServiceList, Func: "parseCiliumServiceList", Parse: wrap(ParseServiceList), Result: typeOf[ServiceList](),
 		Doc: "cilium-dbg service list [-o json]: services with frontend, backends, type, name"},
-	{Kind: kindLBList, Func: "parseCiliumBPFLBList", Parse: wrap(ParseLBList), Result: typeOf[LBList](),
+	{Kind: kindLBList, Func: "parseCiliumBPFLBList", Parse: wrap(ParseLBList), Result: typeOf[LBList](), Records: "Entries",
 		Doc: "cilium-dbg bpf lb list [-o json]: one entry per frontend slot; Frontend()/Backends() group them"},
-	{Kind: kindCTList, Func: "parseCiliumBPFCTList", Parse: wrap(ParseCTList), Result: typeOf[CTList](),
+	{Kind: kindCTList, Func: "parseCiliumBPFCTList", Parse: wrap(ParseCTList), Result: typeOf[CTList](), Records: "Entries",
 		Doc: "cilium-dbg bpf ct list global: conntrack entries with direction, addresses and counters"},
 	{Kind: kindEndpointGet, Func: "parseCiliumEndpointGet", Parse: wrap(ParseEndpointGet), Result: typeOf[EndpointGet](),
 		Doc: "cilium-dbg endpoint get ID [-o json]: endpoints with identity, labels and host-side interface"},
@@ -46,13 +50,13 @@ var All = []Parser{
 		Doc: "cilium-dbg map list: open BPF maps with entry and error counts"},
 	{Kind: kindConfig, Func: "parseCiliumConfig", Parse: wrap(ParseConfig), Result: typeOf[Config](),
 		Doc: "cilium-dbg config [-a]: every Key : value line of both sections"},
-	{Kind: kindBpftoolNet, Func: "parseBpftoolNetShow", Parse: wrap(ParseBpftoolNetShow), Result: typeOf[BpftoolNet](),
+	{Kind: kindBpftoolNet, Func: "parseBpftoolNetShow", Parse: wrap(ParseBpftoolNetShow), Result: typeOf[BpftoolNet](), Records: "Attachments",
 		Doc: "bpftool [-j] net show [dev X]: XDP/tc/tcx/netfilter attachments"},
 	{Kind: kindBpftoolLink, Func: "parseBpftoolLinkShow", Parse: wrap(ParseBpftoolLinkShow), Result: typeOf[BpftoolLinks](),
 		Doc: "bpftool link show: BPF links (tcx shows as \"type 11\" in bpftool < 7.3)"},
-	{Kind: kindTCFilter, Func: "parseTCFilterShow", Parse: wrap(ParseTCFilterShow), Result: typeOf[TCFilters](),
+	{Kind: kindTCFilter, Func: "parseTCFilterShow", Parse: wrap(ParseTCFilterShow), Result: typeOf[TCFilters](), Records: "Filters",
 		Doc: "tc filter show dev X ingress|egress: filters; empty output means none"},
-	{Kind: kindIPTables, Func: "parseIPTablesSave", Parse: wrap(ParseIPTablesSave), Result: typeOf[IPTables](),
+	{Kind: kindIPTables, Func: "parseIPTablesSave", Parse: wrap(ParseIPTablesSave), Result: typeOf[IPTables](), Records: "Tables",
 		Doc: "iptables-save [-c]: tables, chains, rules; CountContaining() counts like grep -c"},
 	{Kind: kindSS, Func: "parseSS", Parse: wrap(ParseSS), Result: typeOf[SocketList](),
 		Doc: "ss -tn / -tln [-H] [-p]: sockets with state, queues, addresses, process"},

@@ -94,3 +94,16 @@ func TestResultTags(t *testing.T) {
 		t.Errorf("only %d struct types checked", len(seen))
 	}
 }
+
+// Records names a slice field of the result, so that output can stream it.
+func TestRegistryRecords(t *testing.T) {
+	for _, p := range All {
+		if p.Records == "" {
+			continue
+		}
+		f, ok := p.Result.FieldByName(p.Records)
+		if !ok || f.Type.Kind() != reflect.Slice {
+			t.Errorf("%s: Records %q is not a slice field of %v", p.Kind, p.Records, p.Result)
+		}
+	}
+}
