@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -139,13 +140,16 @@ func Suggest(word string, candidates []string) string {
 	return best
 }
 
-// DidYouMean formats a suggestion as a message suffix.
+// DidYouMean formats a suggestion as a message suffix. Render reads it
+// back to show the source line with the suggestion in place.
 func DidYouMean(word string, candidates []string) string {
 	if s := Suggest(word, candidates); s != "" {
-		return fmt.Sprintf(" (did you mean %q?)", s)
+		return didYouMeanPrefix + strconv.Quote(s) + "?)"
 	}
 	return ""
 }
+
+const didYouMeanPrefix = " (did you mean "
 
 // distance is the Damerau-Levenshtein (optimal string alignment) distance,
 // so a swapped pair of letters counts as one typo.

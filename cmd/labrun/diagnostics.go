@@ -10,11 +10,11 @@ import (
 	"github.com/labrun/labrun/diag"
 )
 
-// printLoadError prints diagnostics one per line and returns exit 2.
+// printLoadError prints diagnostics for a person, each its one
+// file:line:col line followed by the source line it is about, and returns
+// exit 2.
 func printLoadError(stderr io.Writer, err error) int {
-	for _, e := range diagnostics("", err) {
-		fmt.Fprintln(stderr, e.Error())
-	}
+	diag.Render(stderr, diagnostics("", err), nil)
 	return exitInvalid
 }
 
