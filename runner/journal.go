@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -120,3 +122,65 @@ func (j *Journal) Append(rec *StepRecord) error {
 
 // Close closes the file.
 func (j *Journal) Close() error { return j.f.Close() }
+
+// restore loads results of the steps before --from out of the journal.
+func (r *Runner) restore() (map[string]*StepRecord, error) {
+	out := map[string]*StepRecord{}
+	if r.From == "" {
+		return out, nil
+	}
+	var target *StepPlan
+	for _, s := range r.Plan.Steps {
+		if s.ID == r.From && !s.Cleanup {
+			target = s
+		}
+	}
+	if target == nil {
+		var ids []string
+		for _, s := range r.Plan.Steps {
+			if !s.Cleanup && s.Group == nil {
+				ids = append(ids, s.ID)
+			}
+		}
+		return nil, fmt.Errorf("--from %s: no such step; steps are: %s", r.From, strings.Join(ids, ", "))
+	}
+	if target.Group != nil {
+		return nil, fmt.Errorf("--from %s: the step runs in branch %s of parallel step %s; resume from %s", r.From, target.Branch, target.Group.ID, target.Group.ID)
+	}
+	if r.journal == nil {
+		return nil, fmt.Errorf("--from needs the journal kept in the output directory, and this playbook has no outputDir")
+	}
+	saved := r.journal.Loaded()
+	for _, s := range r.Plan.Steps {
+		if s.Index >= target.Index || s.Cleanup {
+			break
+		}
+		e, ok := saved[s.ID]
+		if !ok {
+			return nil, fmt.Errorf("--from %s: step %s has no completed result in the journal %s; run without --from first", r.From, s.ID, r.journal.Path())
+		}
+		res, err := r.decodeEntry(s, e)
+		if err != nil {
+			return nil, fmt.Errorf("--from %s: %v", r.From, err)
+		}
+		rec := newRecord(s)
+		rec.Status, rec.Result = Restored, res
+		out[s.ID] = rec
+	}
+	return out, nil
+}
+
+// decodeEntry turns a journal entry back into step s's typed result.
+func (r *Runner) decodeEntry(s *StepPlan, e journalEntry) (any, error) {
+	if len(e.Result) == 0 || s.Action == nil {
+		return r.zero(s), nil
+	}
+	p := reflect.New(s.Result)
+	if err := e.decode(p.Interface()); err != nil {
+		return nil, fmt.Errorf("journal entry of step %s: %v", s.ID, err)
+	}
+	if s.Loop != nil {
+		return p.Elem().Interface(), nil
+	}
+	return p.Interface(), nil
+}

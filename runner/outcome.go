@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/labrun/labrun/eval"
+)
+
+// The outcome model: what happened to each step and to the run, which
+// the console, the reports and the journal read.
+
+// Status of a step or a whole run.
+type Status string
+
+// The statuses a step can end in.
+const (
+	Passed      Status = "passed"
+	Failed      Status = "failed"
+	Skipped     Status = "skipped"
+	Restored    Status = "restored" // taken from the journal by --from
+	Interrupted Status = "interrupted"
+)
+
+// StepRecord is what happened to one step, for progress, reports and the
+// journal.
+type StepRecord struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name,omitempty"`
+	Action     string          `json:"action"`
+	Parallel   string          `json:"parallel,omitempty"` // the parallel step it runs in
+	Branch     string          `json:"branch,omitempty"`   // and the name of its branch
+	Status     Status          `json:"status"`
+	Reason     string          `json:"reason,omitempty"` // why skipped
+	Started    time.Time       `json:"started"`
+	Seconds    float64         `json:"seconds"`
+	Attempts   int             `json:"attempts,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Hint       string          `json:"hint,omitempty"`
+	Assertions []AssertRecord  `json:"assertions,omitempty"`
+	Result     any             `json:"result,omitempty"`
+	Cleanup    bool            `json:"cleanup,omitempty"`
+	Step       *StepPlan       `json:"-"`
+	Outcome    *AttemptOutcome `json:"-"`
+	// whenSkipped: skipped because its when (or its parallel step's) was
+	// false, an outcome as final as a result, which the journal keeps.
+	whenSkipped bool
+}
+
+// AssertRecord is one checked assertion.
+type AssertRecord struct {
+	That string `json:"that"`
+	// Item names the item of a step with loop the assertion was checked
+	// on ("item 2 (\"b\")"); empty for other steps.
+	Item     string         `json:"item,omitempty"`
+	Passed   bool           `json:"passed"`
+	Message  string         `json:"message,omitempty"`
+	Hint     string         `json:"hint,omitempty"`
+	Operands []eval.Operand `json:"operands,omitempty"`
+	Error    string         `json:"error,omitempty"`
+}
+
+// Failure is the line that reports the assertion failed, naming the item
+// of a step with loop it failed on.
+func (a AssertRecord) Failure() string {
+	if a.Item != "" {
+		return "assertion failed for " + a.Item + ": " + a.That
+	}
+	return "assertion failed: " + a.That
+}
+
+// AttemptOutcome carries the last state seen by a poll, for messages.
+type AttemptOutcome struct {
+	LastResult any
+	LastError  error
+}
+
+// Observer is told what the runner does, for progress display and reports.
+type Observer interface {
+	RunStart(p *Plan)
+	StepStart(s *StepPlan)
+	// StepProgress reports the state a long step last observed.
+	StepProgress(s *StepPlan, msg string)
+	StepEnd(r *StepRecord)
+	RunEnd(r *Outcome)
+}
+
+// Outcome is the result of a whole run.
+type Outcome struct {
+	Playbook  string        `json:"playbook"`
+	Name      string        `json:"name"`
+	Mode      string        `json:"mode"`
+	Status    Status        `json:"status"`
+	Started   time.Time     `json:"started"`
+	Seconds   float64       `json:"seconds"`
+	OutputDir string        `json:"outputDir,omitempty"`
+	Steps     []*StepRecord `json:"steps"`
+}
+
+// Failed reports whether any step failed.
+func (o *Outcome) Failed() bool { return o.Status == Failed }

@@ -1,0 +1,212 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/eval"
+)
+
+// The policies that decide how often a step's action runs: once, or again
+// after an error (retries); until a condition holds, by polling or by a
+// watch; and check mode's single read. execute picks one; each is a
+// function of its own.
+
+// execute runs the action under the step's policy; env is the run's
+// environment, with the current item for a step with loop. It returns the
+// last result, the number of attempts and the error that ended them.
+func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	rt := *r.Runtime
+	rt.Progress = func(msg string) {
+		if r.Observer != nil {
+			r.Observer.StepProgress(s, msg)
+		}
+	}
+	// The spec reads only variables and earlier steps, which no attempt
+	// changes: it is rendered once for all retries and polls.
+	spec := s.Action.NewSpec()
+	if err := s.Spec.Decode(env, reflect.ValueOf(spec).Elem()); err != nil {
+		return nil, 0, err
+	}
+	a := &attempts{ctx: ctx, rt: &rt, s: s, env: env, spec: spec}
+	var res any
+	var err error
+	switch {
+	case s.Until == nil:
+		res, err = a.retry()
+	case r.Runtime.Mode == actions.Check:
+		res, err = a.readOnce()
+	case s.Action.CanWatch():
+		res, err = a.watch()
+	default:
+		res, err = a.poll()
+	}
+	return res, a.n, err
+}
+
+// attempts runs one step's action with its rendered spec and counts the
+// runs.
+type attempts struct {
+	ctx  context.Context // bounded by the step's timeout
+	rt   *actions.Runtime
+	s    *StepPlan
+	env  *eval.Env
+	spec any
+	n    int
+}
+
+func (a *attempts) run() (any, error) {
+	a.n++
+	return a.s.Action.Run(a.ctx, a.rt, a.spec)
+}
+
+// until evaluates the step's condition on a result.
+func (a *attempts) until(res any) (bool, error) {
+	return a.s.Until.EvalBool(a.env.WithResult(res))
+}
+
+// retry runs the action once, and again after an error up to retries
+// more times, an interval apart.
+func (a *attempts) retry() (any, error) {
+	s := a.s
+	var res any
+	var err error
+	for try := 0; try <= s.Retries; try++ {
+		res, err = a.run()
+		if err == nil || a.ctx.Err() != nil || try == s.Retries {
+			break
+		}
+		a.rt.Progress(fmt.Sprintf("attempt %d failed: %v; retrying", try+1, eval.FirstLine(err.Error())))
+		if !sleepCtx(a.ctx, s.Interval) {
+			break
+		}
+	}
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && a.ctx.Err() != nil {
+		var limit *runTimeout
+		if errors.As(context.Cause(a.ctx), &limit) {
+			err = fmt.Errorf("%s: %v", limit, err)
+		} else {
+			err = fmt.Errorf("step timed out after %s: %v", s.Timeout, err)
+		}
+	}
+	return res, err
+}
+
+// readOnce is until in check mode. Grading looks at the state the learner
+// left; nothing is acting on the cluster, so waiting for a condition only
+// delays. The step reads once and the write steps judge what it saw.
+func (a *attempts) readOnce() (any, error) {
+	res, err := a.run()
+	if err == nil {
+		if ok, cerr := a.until(res); cerr == nil && !ok {
+			a.rt.Progress("check mode reads once; until does not hold: " + describeLast(a.s, a.env.WithResult(res)))
+		}
+	}
+	return res, err
+}
+
+// watch is until for an action that can follow changes (a Kubernetes
+// watch): one attempt that ends when the condition holds.
+func (a *attempts) watch() (any, error) {
+	a.n = 1
+	var last any
+	res, err := a.s.Action.Watch(a.ctx, a.rt, a.spec, func(res any) (bool, error) {
+		last = res
+		ok, err := a.until(res)
+		if err == nil && !ok {
+			a.rt.Progress(describeLast(a.s, a.env.WithResult(res)))
+		}
+		return ok, err
+	})
+	if err != nil && a.ctx.Err() != nil && !errors.Is(context.Cause(a.ctx), context.Canceled) {
+		return res, untilTimeout(a.ctx, a.s, a.env, last, err)
+	}
+	return res, err
+}
+
+// poll is until for other actions: run, test, wait an interval, until the
+// condition holds or the time runs out. An error is one more "not yet".
+func (a *attempts) poll() (any, error) {
+	ctx, s := a.ctx, a.s
+	var lastRes any
+	var lastErr error
+	for {
+		res, err := a.run()
+		if ctx.Err() != nil {
+			if parent := context.Cause(ctx); errors.Is(parent, context.Canceled) {
+				return lastRes, parent
+			}
+			return lastRes, untilTimeout(ctx, s, a.env, lastRes, lastErr)
+		}
+		if err == nil {
+			lastRes, lastErr = res, nil
+			ok, cerr := a.until(res)
+			if cerr != nil {
+				return res, cerr
+			}
+			if ok {
+				return res, nil
+			}
+			a.rt.Progress(describeLast(s, a.env.WithResult(res)))
+		} else {
+			lastErr = err
+			a.rt.Progress("not yet: " + eval.FirstLine(err.Error()))
+		}
+		if !sleepCtx(ctx, s.Interval) {
+			if errors.Is(context.Cause(ctx), context.Canceled) {
+				return lastRes, context.Canceled
+			}
+			return lastRes, untilTimeout(ctx, s, a.env, lastRes, lastErr)
+		}
+	}
+}
+
+// untilTimeout says what was awaited and the last thing seen, and which
+// limit ended the wait: the step's, or the run's.
+func untilTimeout(ctx context.Context, s *StepPlan, env *eval.Env, last any, lastErr error) error {
+	msg := fmt.Sprintf("timed out after %s waiting for until: %s", s.Timeout, s.Until.Src)
+	var limit *runTimeout
+	if errors.As(context.Cause(ctx), &limit) {
+		msg = fmt.Sprintf("%s while waiting for until: %s", limit, s.Until.Src)
+	}
+	if last != nil {
+		msg += "; last seen: " + describeLast(s, env.WithResult(last))
+	}
+	if lastErr != nil {
+		msg += "; last error: " + eval.FirstLine(lastErr.Error())
+	}
+	return errors.New(msg)
+}
+
+// describeLast renders the operands of the until condition for the last
+// result, e.g. "len(result.items) = 3".
+func describeLast(s *StepPlan, env *eval.Env) string {
+	ops := s.Until.Explain(env)
+	if len(ops) == 0 {
+		return "condition false"
+	}
+	parts := make([]string, len(ops))
+	for i, o := range ops {
+		parts[i] = o.Expr + " = " + o.Value
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sleepCtx waits d or until ctx ends; false when ctx ended.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
