@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
 )
@@ -24,10 +25,10 @@ type ApplySpec struct {
 
 // ApplyResult lists the applied objects.
 type ApplyResult struct {
-	Objects    []AppliedObject `json:"objects" expr:"objects"`
-	Created    int             `json:"created" expr:"created"`
-	Configured int             `json:"configured" expr:"configured"`
-	Unchanged  int             `json:"unchanged" expr:"unchanged"`
+	Objects    []cluster.AppliedObject `json:"objects" expr:"objects"`
+	Created    int                     `json:"created" expr:"created"`
+	Configured int                     `json:"configured" expr:"configured"`
+	Unchanged  int                     `json:"unchanged" expr:"unchanged"`
 }
 
 func init() {
@@ -51,24 +52,24 @@ func applyObjects(ctx context.Context, rt *Runtime, spec *ApplySpec) (*ApplyResu
 	if err != nil {
 		return nil, err
 	}
-	var sources []ManifestSource
+	var sources []cluster.ManifestSource
 	for _, f := range spec.Files {
-		sources = append(sources, ManifestSource{Path: rt.ResolveInput(f)})
+		sources = append(sources, cluster.ManifestSource{Path: rt.ResolveInput(f)})
 	}
 	for i, o := range spec.Objects {
 		b, err := json.Marshal(o)
 		if err != nil {
 			return nil, fmt.Errorf("objects[%d]: %v", i, err)
 		}
-		sources = append(sources, ManifestSource{Text: string(b), Label: fmt.Sprintf("objects[%d]", i)})
+		sources = append(sources, cluster.ManifestSource{Text: string(b), Label: fmt.Sprintf("objects[%d]", i)})
 	}
 	if spec.Manifest != "" {
-		sources = append(sources, ManifestSource{Text: spec.Manifest, Label: "manifest"})
+		sources = append(sources, cluster.ManifestSource{Text: spec.Manifest, Label: "manifest"})
 	}
-	applied, err := c.Apply(ctx, sources, ApplyRequest{Namespace: spec.Namespace, Force: spec.Force, FieldManager: spec.FieldManager})
+	applied, err := c.Apply(ctx, sources, cluster.ApplyRequest{Namespace: spec.Namespace, Force: spec.Force, FieldManager: spec.FieldManager})
 	res := &ApplyResult{Objects: applied}
 	if res.Objects == nil {
-		res.Objects = []AppliedObject{}
+		res.Objects = []cluster.AppliedObject{}
 	}
 	for _, a := range applied {
 		switch a.Action {

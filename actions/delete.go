@@ -1,18 +1,22 @@
 package actions
 
-import "context"
+import (
+	"context"
+
+	"github.com/labrun/labrun/cluster"
+)
 
 // DeleteSpec deletes objects, optionally waiting until they are gone.
 type DeleteSpec struct {
-	ObjectQuery    `yaml:",inline"`
-	Wait           bool `yaml:"wait" doc:"Wait (watching) until the objects are gone."`
-	IgnoreNotFound bool `yaml:"ignoreNotFound" doc:"An object that does not exist is not an error (the usual choice in finally)."`
+	cluster.ObjectQuery `yaml:",inline"`
+	Wait                bool `yaml:"wait" doc:"Wait (watching) until the objects are gone."`
+	IgnoreNotFound      bool `yaml:"ignoreNotFound" doc:"An object that does not exist is not an error (the usual choice in finally)."`
 }
 
 // DeleteResult lists what was deleted.
 type DeleteResult struct {
-	Objects []DeletedObject `json:"objects" expr:"objects"`
-	Deleted int             `json:"deleted" expr:"deleted"`
+	Objects []cluster.DeletedObject `json:"objects" expr:"objects"`
+	Deleted int                     `json:"deleted" expr:"deleted"`
 }
 
 func init() {
@@ -25,10 +29,10 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			objs, err := c.Delete(ctx, spec.ObjectQuery, DeleteRequest{Wait: spec.Wait, IgnoreNotFound: spec.IgnoreNotFound})
+			objs, err := c.Delete(ctx, spec.ObjectQuery, cluster.DeleteRequest{Wait: spec.Wait, IgnoreNotFound: spec.IgnoreNotFound})
 			res := &DeleteResult{Objects: objs}
 			if res.Objects == nil {
-				res.Objects = []DeletedObject{}
+				res.Objects = []cluster.DeletedObject{}
 			}
 			for _, o := range objs {
 				if o.Deleted {

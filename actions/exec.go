@@ -5,18 +5,19 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
 )
 
 // ExecSpec runs a command in a container, as kubectl exec does.
 type ExecSpec struct {
-	PodTarget    `yaml:",inline"`
-	Argv         []string `yaml:"argv" required:"true" doc:"Command and arguments, run directly (no shell)."`
-	Stdin        *string  `yaml:"stdin" doc:"Text sent to the command's standard input."`
-	AllowFailure bool     `yaml:"allowFailure" doc:"Treat a non-zero exit code as a result instead of a step failure."`
-	Mutates      bool     `yaml:"mutates" doc:"The command changes the system: labrun check skips the step and until may not repeat it."`
-	Reuse        bool     `yaml:"reuse" doc:"Run through one long-lived shell session in the container (same stdout, stderr and exit code as a separate exec, about 30x faster for many commands); needs sh in the container."`
+	cluster.PodTarget `yaml:",inline"`
+	Argv              []string `yaml:"argv" required:"true" doc:"Command and arguments, run directly (no shell)."`
+	Stdin             *string  `yaml:"stdin" doc:"Text sent to the command's standard input."`
+	AllowFailure      bool     `yaml:"allowFailure" doc:"Treat a non-zero exit code as a result instead of a step failure."`
+	Mutates           bool     `yaml:"mutates" doc:"The command changes the system: labrun check skips the step and until may not repeat it."`
+	Reuse             bool     `yaml:"reuse" doc:"Run through one long-lived shell session in the container (same stdout, stderr and exit code as a separate exec, about 30x faster for many commands); needs sh in the container."`
 }
 
 // CiliumSpec runs cilium-dbg in the Cilium agent: the shorthand for the
@@ -32,7 +33,7 @@ type CiliumSpec struct {
 }
 
 func init() {
-	Register(Def[ExecSpec, ExecResult]{
+	Register(Def[ExecSpec, cluster.ExecResult]{
 		Name:       "exec",
 		Doc:        "Run a command in a pod's container (pod by name, selector or workload such as ds/cilium) and capture stdout, stderr and exit code.",
 		Run:        execInPod,
@@ -45,12 +46,12 @@ func init() {
 			return errs
 		},
 	})
-	Register(Def[CiliumSpec, ExecResult]{
+	Register(Def[CiliumSpec, cluster.ExecResult]{
 		Name: "cilium",
 		Doc:  "Run cilium-dbg in the Cilium agent (kube-system, ds/cilium, container cilium-agent unless told otherwise).",
-		Run: func(ctx context.Context, rt *Runtime, spec *CiliumSpec) (*ExecResult, error) {
+		Run: func(ctx context.Context, rt *Runtime, spec *CiliumSpec) (*cluster.ExecResult, error) {
 			e := &ExecSpec{
-				PodTarget:    PodTarget{Namespace: spec.Namespace, Pod: spec.Pod, Container: spec.Container, Node: spec.Node},
+				PodTarget:    cluster.PodTarget{Namespace: spec.Namespace, Pod: spec.Pod, Container: spec.Container, Node: spec.Node},
 				Argv:         append([]string{"cilium-dbg"}, spec.Args...),
 				AllowFailure: spec.AllowFailure,
 				// A lab sends the agent many commands: one shell session
@@ -72,7 +73,7 @@ func init() {
 	})
 }
 
-func execInPod(ctx context.Context, rt *Runtime, spec *ExecSpec) (*ExecResult, error) {
+func execInPod(ctx context.Context, rt *Runtime, spec *ExecSpec) (*cluster.ExecResult, error) {
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("argv is empty")
 	}
@@ -80,7 +81,7 @@ func execInPod(ctx context.Context, rt *Runtime, spec *ExecSpec) (*ExecResult, e
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.Exec(ctx, spec.PodTarget, ExecRequest{Argv: spec.Argv, Stdin: spec.Stdin, Reuse: spec.Reuse})
+	res, err := c.Exec(ctx, spec.PodTarget, cluster.ExecRequest{Argv: spec.Argv, Stdin: spec.Stdin, Reuse: spec.Reuse})
 	if err != nil {
 		return res, err
 	}

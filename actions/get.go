@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/internal/k8sobj"
 )
 
@@ -10,7 +11,7 @@ import (
 // them instead of polling, so the step moves on as soon as the condition
 // holds.
 type GetSpec struct {
-	ObjectQuery `yaml:",inline"`
+	cluster.ObjectQuery `yaml:",inline"`
 }
 
 // GetResult holds the objects found.

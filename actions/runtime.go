@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/internal/outdir"
 )
 
@@ -31,7 +32,7 @@ type Runtime struct {
 	Progress func(msg string)
 	// Cluster connects to Kubernetes on first use (and returns the same
 	// connection afterwards); nil when no cluster can be reached.
-	Cluster func() (Cluster, error)
+	Cluster func() (cluster.Cluster, error)
 }
 
 // ResolveInput turns a path from a spec into an absolute one, taken from

@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
 )
@@ -10,16 +11,16 @@ import (
 // ScaleSpec changes a workload's replica count through the scale
 // subresource.
 type ScaleSpec struct {
-	ObjectQuery `yaml:",inline"`
-	Replicas    int `yaml:"replicas" required:"true" doc:"The new replica count."`
+	cluster.ObjectQuery `yaml:",inline"`
+	Replicas            int `yaml:"replicas" required:"true" doc:"The new replica count."`
 }
 
 func init() {
-	Register(Def[ScaleSpec, ScaleResult]{
+	Register(Def[ScaleSpec, cluster.ScaleResult]{
 		Name:    "scale",
 		Doc:     "Set the replicas of a Deployment, StatefulSet or ReplicaSet through the scale subresource.",
 		Mutates: true,
-		Run: func(ctx context.Context, rt *Runtime, spec *ScaleSpec) (*ScaleResult, error) {
+		Run: func(ctx context.Context, rt *Runtime, spec *ScaleSpec) (*cluster.ScaleResult, error) {
 			c, err := rt.cluster()
 			if err != nil {
 				return nil, err

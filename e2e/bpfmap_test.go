@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/bpfmaps"
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/kube"
 	"github.com/labrun/labrun/kube/kubetest"
 	"github.com/labrun/labrun/parse"
@@ -59,7 +60,7 @@ type agent struct {
 
 func newAgent(ctx context.Context, tb testing.TB, c *kube.Client) *agent {
 	tb.Helper()
-	pod, err := c.ResolvePod(ctx, kube.PodQuery{Namespace: "kube-system", Target: "ds/cilium"})
+	pod, err := c.ResolvePod(ctx, cluster.PodTarget{Namespace: "kube-system", Pod: "ds/cilium"})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -67,8 +68,8 @@ func newAgent(ctx context.Context, tb testing.TB, c *kube.Client) *agent {
 }
 
 func (a *agent) run(ctx context.Context, reuse bool, args ...string) (string, error) {
-	res, err := a.c.Exec(ctx, kube.ExecOptions{Namespace: a.pod.Namespace, Pod: a.pod.Name,
-		Container: "cilium-agent", Command: append([]string{"cilium-dbg"}, args...), Reuse: reuse})
+	res, err := a.c.Exec(ctx, cluster.PodTarget{Namespace: a.pod.Namespace, Pod: a.pod.Name, Container: "cilium-agent"},
+		cluster.ExecRequest{Argv: append([]string{"cilium-dbg"}, args...), Reuse: reuse})
 	if err != nil {
 		return "", err
 	}
@@ -153,23 +154,23 @@ func deployScenario(ctx context.Context, t *testing.T, c *kube.Client, image str
 	}
 	var eps []string
 	wait("2 ready web pods", func(ctx context.Context) error {
-		_, err := c.WaitPodsReady(ctx, ns, "app=web", 2)
+		_, err := kubetest.WaitPodsReady(ctx, c, ns, "app=web", 2)
 		return err
 	})
 	wait("2 ready endpoints of Service web", func(ctx context.Context) error {
 		var err error
-		eps, err = c.WaitServiceEndpoints(ctx, ns, "web", 2)
+		eps, err = kubetest.WaitServiceEndpoints(ctx, c, ns, "web", 2)
 		return err
 	})
 	wait("holder Ready (its connection to web's ClusterIP established)", func(ctx context.Context) error {
-		_, err := c.WaitPodsReady(ctx, ns, "app=holder", 1)
+		_, err := kubetest.WaitPodsReady(ctx, c, ns, "app=holder", 1)
 		return err
 	})
-	svc, err := c.Get(ctx, kube.ObjectRef{Kind: "Service", Namespace: ns, Name: "web"})
+	svc, err := c.Get(ctx, cluster.ObjectQuery{Kind: "Service", Namespace: ns, Name: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder, err := c.Get(ctx, kube.ObjectRef{Kind: "Pod", Namespace: ns, Name: "holder"})
+	holder, err := c.Get(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: ns, Name: "holder"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/kube"
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/kube/kubetest"
 	"github.com/labrun/labrun/parse"
 )
@@ -90,16 +90,16 @@ spec:
     command: [sleep, "3600"]
 `, "NS", ns)
 	kubetest.ApplyInNamespace(ctx, t, c, ns, "testbed e2e", manifest)
-	if _, err := c.WaitPodsReady(ctx, ns, "app=echo", 2); err != nil {
+	if _, err := kubetest.WaitPodsReady(ctx, c, ns, "app=echo", 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitServiceEndpoints(ctx, ns, "echo", 2); err != nil {
+	if _, err := kubetest.WaitServiceEndpoints(ctx, c, ns, "echo", 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Wait(ctx, kube.ListOptions{Kind: "Pod", Namespace: ns, Name: "client"}, kube.AllPodsReady(1), nil); err != nil {
+	if _, err := c.Wait(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: ns, Name: "client"}, kubetest.AllPodsReady(1), nil); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := c.Get(ctx, kube.ObjectRef{Kind: "Service", Namespace: ns, Name: "echo"})
+	svc, err := c.Get(ctx, cluster.ObjectQuery{Kind: "Service", Namespace: ns, Name: "echo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +111,9 @@ spec:
 	// The agent programs the backends a moment after the endpoints exist,
 	// so retry on "couldn't connect" for a bounded time.
 	deadline := time.Now().Add(time.Minute)
-	var last kube.ExecResult
+	var last *cluster.ExecResult
 	for {
-		last, err = c.Exec(ctx, kube.ExecOptions{Namespace: ns, Pod: "client", Command: []string{"curl", "-s", "-o", "/dev/null", "-m", "5", "-w", "%{http_code}", "http://" + clusterIP + "/"}})
+		last, err = c.Exec(ctx, cluster.PodTarget{Namespace: ns, Pod: "client"}, cluster.ExecRequest{Argv: []string{"curl", "-s", "-o", "/dev/null", "-m", "5", "-w", "%{http_code}", "http://" + clusterIP + "/"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ spec:
 	}
 
 	// From the node's shell: the NodePort answers with no listening socket.
-	node, err := c.List(ctx, kube.ListOptions{Kind: "Node"})
+	node, err := c.List(ctx, cluster.ObjectQuery{Kind: "Node"})
 	if err != nil || len(node) != 1 {
 		t.Fatalf("nodes: %v %v", len(node), err)
 	}
@@ -159,12 +159,11 @@ func TestKubeProxyReplacementAndNoKubeProxyRules(t *testing.T) {
 	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pod, err := c.ResolvePod(ctx, kube.PodQuery{Namespace: "kube-system", Target: "ds/cilium"})
+	res, err := c.Exec(ctx, cluster.PodTarget{Namespace: "kube-system", Pod: "ds/cilium", Container: "cilium-agent"}, cluster.ExecRequest{Argv: []string{"cilium-dbg", "status", "--verbose"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Exec(ctx, kube.ExecOptions{Namespace: pod.Namespace, Pod: pod.Name, Container: "cilium-agent", Command: []string{"cilium-dbg", "status", "--verbose"}})
-	if err != nil || res.ExitCode != 0 {
+	if res.ExitCode != 0 {
 		t.Fatalf("cilium-dbg status: %v exit %d %s", err, res.ExitCode, res.Stderr)
 	}
 	st, err := parse.ParseStatus(res.Stdout)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/internal/k8sobj"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,52 +23,45 @@ const (
 	ActionUnchanged  = "unchanged"
 )
 
-// DefaultCRDTimeout bounds the wait for an applied CRD to become Established
-// when ApplyOptions.CRDTimeout is zero. It is normally a fraction of a second.
-const DefaultCRDTimeout = time.Minute
+// CRDTimeout bounds the wait for an applied CRD to become Established. It
+// is normally a fraction of a second.
+const CRDTimeout = time.Minute
 
-// ApplyOptions tune Apply. The zero value is what labs normally want.
-type ApplyOptions struct {
-	// Namespace is used for namespaced objects that do not name one;
-	// empty means the client's namespace.
-	Namespace string `json:"namespace" expr:"namespace"`
-	// Force takes ownership of fields another manager set (server-side
-	// apply's force-conflicts). Without it such a conflict is an error that
-	// names the other manager.
-	Force bool `json:"force" expr:"force"`
-	// FieldManager overrides the default "labrun".
-	FieldManager string `json:"fieldManager" expr:"fieldManager"`
-	// CRDTimeout bounds the wait for each applied CRD to be Established;
-	// zero means DefaultCRDTimeout.
-	CRDTimeout time.Duration `json:"crdTimeout" expr:"crdTimeout"`
-}
-
-// ApplyResult is what happened to one applied object.
-type ApplyResult struct {
-	APIVersion string `json:"apiVersion" expr:"apiVersion"`
-	Kind       string `json:"kind" expr:"kind"`
-	Namespace  string `json:"namespace" expr:"namespace"`
-	Name       string `json:"name" expr:"name"`
-	// Action is "created", "configured" or "unchanged".
-	Action string `json:"action" expr:"action"`
-	// Source and Document say where the manifest came from.
-	Source   string `json:"source" expr:"source"`
-	Document int    `json:"document" expr:"document"`
-	// Object is the object as the server returned it after the apply.
-	Object map[string]any `json:"object" expr:"object"`
-}
-
-// Apply server-side-applies the manifests in order, with field manager
-// "labrun" unless opts names another. It stops at the first failure and returns the results so far
-// with an error that names the manifest's file and document.
+// Apply decodes the sources (files, directories or inline text) and
+// server-side-applies their objects in order, with field manager
+// "labrun" unless req names another. It stops at the first failure and
+// returns the results so far with an error that names the manifest's file
+// and document.
 //
 // A CustomResourceDefinition is waited for until it is Established before
 // the next manifest is applied, so that a manifest later in the same apply
 // (or a later step) can create objects of the new kind.
-func (c *Client) Apply(ctx context.Context, manifests []Manifest, opts ApplyOptions) ([]ApplyResult, error) {
-	var results []ApplyResult
+func (c *Client) Apply(ctx context.Context, sources []cluster.ManifestSource, req cluster.ApplyRequest) ([]cluster.AppliedObject, error) {
+	var manifests []Manifest
+	for _, s := range sources {
+		var ms []Manifest
+		var err error
+		if s.Path != "" {
+			ms, err = DecodeFiles(s.Path)
+		} else {
+			ms, err = DecodeText(s.Label, []byte(s.Text))
+		}
+		if err != nil {
+			return nil, err
+		}
+		manifests = append(manifests, ms...)
+	}
+	if len(manifests) == 0 {
+		return nil, errors.New("no objects to apply: the manifests are empty")
+	}
+	return c.applyManifests(ctx, manifests, req)
+}
+
+// applyManifests applies decoded manifests in order (see Apply).
+func (c *Client) applyManifests(ctx context.Context, manifests []Manifest, req cluster.ApplyRequest) ([]cluster.AppliedObject, error) {
+	var results []cluster.AppliedObject
 	for _, m := range manifests {
-		r, err := c.applyOne(ctx, m, opts)
+		r, err := c.applyOne(ctx, m, req)
 		if err != nil {
 			return results, fmt.Errorf("%s: %w", m.Where(), err)
 		}
@@ -76,7 +70,7 @@ func (c *Client) Apply(ctx context.Context, manifests []Manifest, opts ApplyOpti
 	return results, nil
 }
 
-func (c *Client) applyOne(ctx context.Context, m Manifest, opts ApplyOptions) (ApplyResult, error) {
+func (c *Client) applyOne(ctx context.Context, m Manifest, opts cluster.ApplyRequest) (cluster.AppliedObject, error) {
 	obj := m.Object.DeepCopy()
 	gvk := obj.GroupVersionKind()
 	ns := opts.Namespace
@@ -85,7 +79,7 @@ func (c *Client) applyOne(ctx context.Context, m Manifest, opts ApplyOptions) (A
 	}
 	t, err := c.resource(ctx, obj.GetAPIVersion(), gvk.Kind, ns, false)
 	if err != nil {
-		return ApplyResult{}, err
+		return cluster.AppliedObject{}, err
 	}
 	// Cluster-scoped objects have no namespace; drop one a manifest may
 	// carry (kubectl ignores it too) instead of failing on it.
@@ -97,7 +91,7 @@ func (c *Client) applyOne(ctx context.Context, m Manifest, opts ApplyOptions) (A
 	// unchanged; server-side apply's answer alone does not.
 	before, err := t.ri.Get(ctx, name, metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return ApplyResult{}, c.wrap(err, "apply (read current state of)", what)
+		return cluster.AppliedObject{}, c.wrap(err, "apply (read current state of)", what)
 	}
 	if err != nil {
 		before = nil
@@ -118,21 +112,19 @@ func (c *Client) applyOne(ctx context.Context, m Manifest, opts ApplyOptions) (A
 		}
 	}
 	if err != nil {
-		return ApplyResult{}, c.wrap(err, "apply", what)
+		return cluster.AppliedObject{}, c.wrap(err, "apply", what)
 	}
 
-	r := ApplyResult{
+	r := cluster.AppliedObject{
 		APIVersion: after.GetAPIVersion(),
 		Kind:       after.GetKind(),
 		Namespace:  after.GetNamespace(),
 		Name:       after.GetName(),
 		Action:     applyAction(before, after),
-		Source:     m.Source,
-		Document:   m.Document,
 		Object:     after.Object,
 	}
 	if isCRD(after) {
-		established, err := c.waitCRDEstablished(ctx, after, opts.CRDTimeout)
+		established, err := c.waitCRDEstablished(ctx, after)
 		if err != nil {
 			return r, err
 		}
@@ -188,17 +180,14 @@ func isCRD(u *unstructured.Unstructured) bool {
 // Established condition is True, then makes its kinds resolvable at once:
 // the RESTMapper remembers them from the CRD spec and forgets its cached
 // discovery.
-func (c *Client) waitCRDEstablished(ctx context.Context, crd *unstructured.Unstructured, timeout time.Duration) (map[string]any, error) {
-	if timeout <= 0 {
-		timeout = DefaultCRDTimeout
-	}
+func (c *Client) waitCRDEstablished(ctx context.Context, crd *unstructured.Unstructured) (map[string]any, error) {
 	obj := crd.Object
 	if established, err := crdEstablished(obj); err != nil {
 		return nil, err
 	} else if !established {
-		wctx, cancel := context.WithTimeout(ctx, timeout)
+		wctx, cancel := context.WithTimeout(ctx, CRDTimeout)
 		defer cancel()
-		objs, err := c.Wait(wctx, ListOptions{APIVersion: crd.GetAPIVersion(), Kind: crd.GetKind(), Name: crd.GetName()},
+		objs, err := c.Wait(wctx, cluster.ObjectQuery{APIVersion: crd.GetAPIVersion(), Kind: crd.GetKind(), Name: crd.GetName()},
 			func(objs []map[string]any) (bool, error) {
 				if len(objs) == 0 {
 					return false, nil
@@ -258,25 +247,25 @@ func noMatch(err error) bool { return meta.IsNoMatchError(err) }
 var serviceAccountLookup = regexp.MustCompile(`error looking up service account ([a-z0-9.-]+)/([a-z0-9.-]+): serviceaccount "[^"]*" not found`)
 
 // missingServiceAccount recognizes that error and names the account.
-func missingServiceAccount(err error) (ObjectRef, bool) {
+func missingServiceAccount(err error) (cluster.ObjectQuery, bool) {
 	if err == nil || !apierrors.IsForbidden(err) {
-		return ObjectRef{}, false
+		return cluster.ObjectQuery{}, false
 	}
 	m := serviceAccountLookup.FindStringSubmatch(err.Error())
 	if m == nil {
-		return ObjectRef{}, false
+		return cluster.ObjectQuery{}, false
 	}
-	return ObjectRef{APIVersion: "v1", Kind: "ServiceAccount", Namespace: m[1], Name: m[2]}, true
+	return cluster.ObjectQuery{APIVersion: "v1", Kind: "ServiceAccount", Namespace: m[1], Name: m[2]}, true
 }
 
 // serviceAccountTimeout bounds the wait for a new namespace's service
 // account; the controller normally creates it within milliseconds.
 const serviceAccountTimeout = 30 * time.Second
 
-func (c *Client) waitServiceAccount(ctx context.Context, sa ObjectRef) error {
+func (c *Client) waitServiceAccount(ctx context.Context, sa cluster.ObjectQuery) error {
 	ctx, cancel := context.WithTimeout(ctx, serviceAccountTimeout)
 	defer cancel()
-	_, err := c.Wait(ctx, ListOptions{APIVersion: sa.APIVersion, Kind: sa.Kind, Namespace: sa.Namespace, Name: sa.Name},
+	_, err := c.Wait(ctx, sa,
 		func(objs []map[string]any) (bool, error) { return len(objs) > 0, nil }, nil)
 	return err
 }

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/labrun/labrun/cluster"
 )
 
 // K3sKubeconfig is where k3s writes its admin kubeconfig. labrun looks there
@@ -41,15 +43,15 @@ const (
 // the usual precedence (see Connect).
 type ConnectOptions struct {
 	// Kubeconfig is an explicit kubeconfig path (the --kubeconfig flag).
-	Kubeconfig string `json:"kubeconfig" expr:"kubeconfig"`
+	Kubeconfig string `json:"kubeconfig"`
 	// Context selects a context of the kubeconfig (the --context flag);
 	// empty means the kubeconfig's current-context.
-	Context string `json:"context" expr:"context"`
+	Context string `json:"context"`
 	// QPS and Burst override DefaultQPS and DefaultBurst when positive.
-	QPS   float32 `json:"qps" expr:"qps"`
-	Burst int     `json:"burst" expr:"burst"`
+	QPS   float32 `json:"qps"`
+	Burst int     `json:"burst"`
 	// UserAgent is sent with every request; empty means "labrun".
-	UserAgent string `json:"userAgent" expr:"userAgent"`
+	UserAgent string `json:"userAgent"`
 
 	// env, home and k3s replace the process environment and the k3s path
 	// in tests.
@@ -87,6 +89,9 @@ type Client struct {
 	sessionsMu sync.Mutex
 	sessions   map[sessionKey]*sessionSlot
 }
+
+// Client is the cluster the actions use.
+var _ cluster.Cluster = (*Client)(nil)
 
 // String describes the connection without any credential.
 func (c *Client) String() string {
@@ -161,10 +166,28 @@ func Connect(opts ConnectOptions) (*Client, error) {
 	return nil, &ConfigError{Tried: tried}
 }
 
+// Lazy returns a function that connects with opts on its first call and
+// returns the same connection (or error) afterwards, so a playbook without
+// Kubernetes steps never looks for a kubeconfig.
+func Lazy(opts ConnectOptions) func() (cluster.Cluster, error) {
+	var once sync.Once
+	var c cluster.Cluster
+	var err error
+	return func() (cluster.Cluster, error) {
+		once.Do(func() {
+			var client *Client
+			if client, err = Connect(opts); err == nil {
+				c = client
+			}
+		})
+		return c, err
+	}
+}
+
 // ConfigError says that no usable kubeconfig was found; Tried lists each
 // place looked at with the reason it failed.
 type ConfigError struct {
-	Tried []string `json:"tried" expr:"tried"`
+	Tried []string `json:"tried"`
 }
 
 func (e *ConfigError) Error() string {

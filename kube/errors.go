@@ -20,19 +20,19 @@ import (
 // friends keep working on it.
 type APIError struct {
 	// Op is what labrun was doing: "apply", "get", "list", "delete", ...
-	Op string `json:"op" expr:"op"`
+	Op string `json:"op"`
 	// Target names the object or collection, e.g. `Deployment "web" in namespace "lab"`.
-	Target string `json:"target" expr:"target"`
+	Target string `json:"target"`
 	// Code is the HTTP status code (403, 404, 409, 422, ...).
-	Code int32 `json:"code" expr:"code"`
+	Code int32 `json:"code"`
 	// Reason is the server's machine-readable reason (Forbidden, NotFound,
 	// AlreadyExists, Conflict, Invalid, ...).
-	Reason string `json:"reason" expr:"reason"`
+	Reason string `json:"reason"`
 	// Message is the server's human-readable message, unchanged.
-	Message string `json:"message" expr:"message"`
+	Message string `json:"message"`
 	// Causes lists field-level causes ("spec.replicas: Invalid value: ...")
 	// for Invalid and apply Conflict errors.
-	Causes []string `json:"causes" expr:"causes"`
+	Causes []string `json:"causes"`
 
 	extra []string // causes the message does not already say
 	err   error

@@ -3,10 +3,8 @@ package kube
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
-	"unicode"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -141,48 +139,6 @@ func TestRedact(t *testing.T) {
 			t.Errorf("Redact(%q) = %q, want unchanged", tt.in, got)
 		}
 	}
-}
-
-// TestResultTags checks the rule that every exported field of a result
-// struct has both a json and an expr tag, equal and lowerCamel, so that
-// playbook expressions and JSON reports name fields the same way.
-func TestResultTags(t *testing.T) {
-	types := []any{
-		ExecResult{}, ExecOptions{}, ApplyResult{}, ApplyOptions{}, ScaleResult{}, DeleteResult{}, DeleteOptions{},
-		Pod{}, PodQuery{}, ObjectRef{}, ListOptions{}, LogOptions{}, Manifest{}, ConnectOptions{},
-		APIError{}, WaitError{}, ConfigError{},
-	}
-	for _, v := range types {
-		rt := reflect.TypeOf(v)
-		for i := range rt.NumField() {
-			f := rt.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			j, e := f.Tag.Get("json"), f.Tag.Get("expr")
-			want := lowerCamel(f.Name)
-			if j != want || e != want {
-				t.Errorf("%s.%s: json %q expr %q, want both %q", rt.Name(), f.Name, j, e, want)
-			}
-		}
-	}
-}
-
-// lowerCamel lowers the leading capitals of a Go name, keeping the last one
-// of an initialism when a word follows: APIVersion -> apiVersion, IP -> ip.
-func lowerCamel(name string) string {
-	r := []rune(name)
-	n := 0
-	for n < len(r) && unicode.IsUpper(r[n]) {
-		n++
-	}
-	if n > 1 && n < len(r) {
-		n-- // the last capital starts the next word
-	}
-	for i := 0; i < n || i == 0; i++ {
-		r[i] = unicode.ToLower(r[i])
-	}
-	return string(r)
 }
 
 func TestMissingServiceAccount(t *testing.T) {

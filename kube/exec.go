@@ -15,48 +15,50 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/exec"
 	"k8s.io/streaming/pkg/httpstream"
+
+	"github.com/labrun/labrun/cluster"
 )
 
-// ExecOptions say what to run where.
-type ExecOptions struct {
+// execOptions say what to run in which container.
+type execOptions struct {
 	// Namespace defaults to the client's namespace.
-	Namespace string `json:"namespace" expr:"namespace"`
-	Pod       string `json:"pod" expr:"pod"`
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
 	// Container defaults to the pod's default container.
-	Container string `json:"container" expr:"container"`
+	Container string `json:"container"`
 	// Command is the argv, run directly (no shell) as kubectl exec does.
-	Command []string `json:"command" expr:"command"`
+	Command []string `json:"command"`
 	// Stdin, when not nil, is attached as the command's standard input and
 	// closed after its last byte. Nil means no stdin.
-	Stdin []byte `json:"stdin" expr:"stdin"`
+	Stdin []byte `json:"stdin"`
 	// Reuse runs the command through a long-lived shell session in the
 	// container instead of a new exec (see session.go): much faster for
 	// successive commands, same stdout, stderr and exit code. It needs a
 	// POSIX sh in the container and is skipped (a separate exec is used)
 	// when there is none, when Stdin is set, or when the session is busy.
-	Reuse bool `json:"reuse" expr:"reuse"`
+	Reuse bool `json:"reuse"`
 	// MaxAttempts bounds tries when the connection fails before the
 	// command starts; zero means DefaultExecAttempts.
-	MaxAttempts int `json:"maxAttempts" expr:"maxAttempts"`
+	MaxAttempts int `json:"maxAttempts"`
 }
 
-// ExecResult is what a command did. A non-zero exit code is a result, not
-// an error: Exec returns an error only when it cannot tell what the command
-// did.
-type ExecResult struct {
-	Namespace string   `json:"namespace" expr:"namespace"`
-	Pod       string   `json:"pod" expr:"pod"`
-	Container string   `json:"container" expr:"container"`
-	Command   []string `json:"command" expr:"command"`
-	Stdout    string   `json:"stdout" expr:"stdout"`
-	Stderr    string   `json:"stderr" expr:"stderr"`
-	ExitCode  int      `json:"exitCode" expr:"exitCode"`
+// execRun is what a command did, and how it ran. A non-zero exit code is
+// a result, not an error: execPod returns an error only when it cannot tell
+// what the command did.
+type execRun struct {
+	Namespace string   `json:"namespace"`
+	Pod       string   `json:"pod"`
+	Container string   `json:"container"`
+	Command   []string `json:"command"`
+	Stdout    string   `json:"stdout"`
+	Stderr    string   `json:"stderr"`
+	ExitCode  int      `json:"exitCode"`
 	// Duration is the wall time of the whole call, retries included.
-	Duration time.Duration `json:"duration" expr:"duration"`
+	Duration time.Duration `json:"duration"`
 	// Attempts counts connection attempts (1 when the first one worked).
-	Attempts int `json:"attempts" expr:"attempts"`
+	Attempts int `json:"attempts"`
 	// Transport is how the command ran: "websocket", "spdy" or "session".
-	Transport string `json:"transport" expr:"transport"`
+	Transport string `json:"transport"`
 }
 
 // DefaultExecAttempts is the default bound on exec connection attempts.
@@ -68,7 +70,26 @@ const (
 	execRetryMax = 2 * time.Second
 )
 
-// Exec runs a command in a container and returns its output and exit code.
+// Exec runs a command in a container of the pod t picks (see ResolvePod)
+// and returns its output and exit code (see execPod).
+func (c *Client) Exec(ctx context.Context, t cluster.PodTarget, req cluster.ExecRequest) (*cluster.ExecResult, error) {
+	pod, err := c.ResolvePod(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	opts := execOptions{Namespace: pod.Namespace, Pod: pod.Name, Container: t.Container, Command: req.Argv, Reuse: req.Reuse}
+	if req.Stdin != nil {
+		opts.Stdin = []byte(*req.Stdin)
+	}
+	r, err := c.execPod(ctx, opts)
+	return &cluster.ExecResult{
+		Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, Argv: req.Argv,
+		Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Seconds: r.Duration.Seconds(),
+	}, err
+}
+
+// execPod runs a command in a container of a named pod and returns its
+// output and exit code.
 //
 // The stream goes over WebSocket (the v5 protocol of Kubernetes 1.30+) and
 // falls back to SPDY for API servers that refuse the WebSocket upgrade,
@@ -78,12 +99,12 @@ const (
 // the handshake) are retried with backoff, at most MaxAttempts times.
 // A stream that ends without an exit status is an error
 // (ErrExitStatusLost), never a silent exit code 0.
-func (c *Client) Exec(ctx context.Context, opts ExecOptions) (ExecResult, error) {
+func (c *Client) execPod(ctx context.Context, opts execOptions) (execRun, error) {
 	start := time.Now()
 	if opts.Namespace == "" {
 		opts.Namespace = c.Namespace
 	}
-	res := ExecResult{Namespace: opts.Namespace, Pod: opts.Pod, Container: opts.Container, Command: opts.Command}
+	res := execRun{Namespace: opts.Namespace, Pod: opts.Pod, Container: opts.Container, Command: opts.Command}
 	if err := checkCommand(opts.Command); err != nil {
 		return res, err
 	}
@@ -115,8 +136,8 @@ func (c *Client) Exec(ctx context.Context, opts ExecOptions) (ExecResult, error)
 }
 
 // execOnce runs the command as its own exec, with retries.
-func (c *Client) execOnce(ctx context.Context, opts ExecOptions) (ExecResult, error) {
-	res := ExecResult{Namespace: opts.Namespace, Pod: opts.Pod, Container: opts.Container, Command: opts.Command}
+func (c *Client) execOnce(ctx context.Context, opts execOptions) (execRun, error) {
+	res := execRun{Namespace: opts.Namespace, Pod: opts.Pod, Container: opts.Container, Command: opts.Command}
 	attempts := opts.MaxAttempts
 	if attempts <= 0 {
 		attempts = DefaultExecAttempts
@@ -163,7 +184,7 @@ func (c *Client) execOnce(ctx context.Context, opts ExecOptions) (ExecResult, er
 // stream runs one exec stream: WebSocket first, SPDY if the server does not
 // take the WebSocket upgrade. It reports the transport used and whether the
 // command may have started.
-func (c *Client) stream(ctx context.Context, opts ExecOptions, so remotecommand.StreamOptions) (transport string, started bool, err error) {
+func (c *Client) stream(ctx context.Context, opts execOptions, so remotecommand.StreamOptions) (transport string, started bool, err error) {
 	u := c.builtin.core().Post().
 		Namespace(opts.Namespace).Resource("pods").Name(opts.Pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{

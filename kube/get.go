@@ -13,37 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/labrun/labrun/cluster"
 )
-
-// ObjectRef names one object. APIVersion may be empty: Kind is then looked
-// up through discovery and may also be a resource name or short name
-// ("deployments", "deploy", "deployments.apps").
-type ObjectRef struct {
-	APIVersion string `json:"apiVersion" expr:"apiVersion"`
-	Kind       string `json:"kind" expr:"kind"`
-	// Namespace is ignored for cluster-scoped kinds; empty means the
-	// client's namespace.
-	Namespace string `json:"namespace" expr:"namespace"`
-	Name      string `json:"name" expr:"name"`
-}
-
-// ListOptions select a set of objects of one kind, for List, Wait and
-// DeleteSelected.
-type ListOptions struct {
-	APIVersion string `json:"apiVersion" expr:"apiVersion"`
-	Kind       string `json:"kind" expr:"kind"`
-	// Namespace is ignored for cluster-scoped kinds; empty means the
-	// client's namespace unless AllNamespaces is set.
-	Namespace     string `json:"namespace" expr:"namespace"`
-	AllNamespaces bool   `json:"allNamespaces" expr:"allNamespaces"`
-	// Name restricts the set to the object of that name (which may not
-	// exist yet, for Wait).
-	Name string `json:"name" expr:"name"`
-	// LabelSelector and FieldSelector use the usual syntax, e.g.
-	// "app=web,tier!=db" and "status.phase=Running".
-	LabelSelector string `json:"labelSelector" expr:"labelSelector"`
-	FieldSelector string `json:"fieldSelector" expr:"fieldSelector"`
-}
 
 // IsNotFound tells whether err means the object (or its kind) does not exist.
 func IsNotFound(err error) bool { return apierrors.IsNotFound(err) }
@@ -87,7 +59,7 @@ func (c *Client) resource(ctx context.Context, apiVersion, kind, namespace strin
 
 // Get returns one object as its unstructured content (.Object), so that
 // expressions can read e.g. .spec.clusterIP.
-func (c *Client) Get(ctx context.Context, ref ObjectRef) (map[string]any, error) {
+func (c *Client) Get(ctx context.Context, ref cluster.ObjectQuery) (map[string]any, error) {
 	t, err := c.resource(ctx, ref.APIVersion, ref.Kind, ref.Namespace, false)
 	if err != nil {
 		return nil, err
@@ -101,7 +73,7 @@ func (c *Client) Get(ctx context.Context, ref ObjectRef) (map[string]any, error)
 
 // List returns the selected objects sorted by namespace and name, so that
 // results and "first match" choices are the same on every run.
-func (c *Client) List(ctx context.Context, opts ListOptions) ([]map[string]any, error) {
+func (c *Client) List(ctx context.Context, opts cluster.ObjectQuery) ([]map[string]any, error) {
 	t, err := c.resource(ctx, opts.APIVersion, opts.Kind, opts.Namespace, opts.AllNamespaces)
 	if err != nil {
 		return nil, err
@@ -120,12 +92,12 @@ func (c *Client) List(ctx context.Context, opts ListOptions) ([]map[string]any, 
 // listOptions turns selectors into the API's form, folding Name into the
 // field selector (metadata.name=...) so that watches of one object work
 // before it exists.
-func listOptions(opts ListOptions) (metav1.ListOptions, error) {
+func listOptions(opts cluster.ObjectQuery) (metav1.ListOptions, error) {
 	var lo metav1.ListOptions
-	if opts.LabelSelector != "" {
-		sel, err := labels.Parse(opts.LabelSelector)
+	if opts.Selector != "" {
+		sel, err := labels.Parse(opts.Selector)
 		if err != nil {
-			return lo, fmt.Errorf("bad label selector %q: %w", opts.LabelSelector, err)
+			return lo, fmt.Errorf("bad label selector %q: %w", opts.Selector, err)
 		}
 		lo.LabelSelector = sel.String()
 	}
@@ -148,7 +120,7 @@ func listOptions(opts ListOptions) (metav1.ListOptions, error) {
 
 // describeSet names a selection for messages:
 // `pods with labels app=web in namespace "lab"`.
-func describeSet(t target, opts ListOptions) string {
+func describeSet(t target, opts cluster.ObjectQuery) string {
 	s := strings.ToLower(t.mapping.Resource.Resource)
 	if t.mapping.Resource.Group != "" {
 		s += "." + t.mapping.Resource.Group
@@ -156,8 +128,8 @@ func describeSet(t target, opts ListOptions) string {
 	if opts.Name != "" {
 		s += fmt.Sprintf(" named %q", opts.Name)
 	}
-	if opts.LabelSelector != "" {
-		s += " with labels " + opts.LabelSelector
+	if opts.Selector != "" {
+		s += " with labels " + opts.Selector
 	}
 	if opts.FieldSelector != "" {
 		s += " with fields " + opts.FieldSelector

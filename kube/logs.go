@@ -7,29 +7,52 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/labrun/labrun/cluster"
 )
 
-// LogOptions select which part of a container's log to read.
-type LogOptions struct {
+// logOptions select which part of a container's log to read.
+type logOptions struct {
 	// Container defaults to the pod's default container (the
 	// kubectl.kubernetes.io/default-container annotation, else the first).
-	Container string `json:"container" expr:"container"`
+	Container string `json:"container"`
 	// Previous reads the log of the previous (crashed) instance.
-	Previous bool `json:"previous" expr:"previous"`
+	Previous bool `json:"previous"`
 	// Since returns only lines newer than this duration; SinceTime only
 	// lines after this time. At most one may be set.
-	Since     time.Duration `json:"since" expr:"since"`
-	SinceTime time.Time     `json:"sinceTime" expr:"sinceTime"`
+	Since     time.Duration `json:"since"`
+	SinceTime time.Time     `json:"sinceTime"`
 	// TailLines, when not nil, returns only the last lines.
-	TailLines *int64 `json:"tailLines" expr:"tailLines"`
+	TailLines *int64 `json:"tailLines"`
 	// Timestamps prefixes each line with its RFC3339 timestamp.
-	Timestamps bool `json:"timestamps" expr:"timestamps"`
+	Timestamps bool `json:"timestamps"`
 	// LimitBytes, when positive, caps the size read.
-	LimitBytes int64 `json:"limitBytes" expr:"limitBytes"`
+	LimitBytes int64 `json:"limitBytes"`
 }
 
-// Logs returns a container's log.
-func (c *Client) Logs(ctx context.Context, namespace, pod string, opts LogOptions) (string, error) {
+// Logs reads the log of a container of the pod t picks (see ResolvePod).
+func (c *Client) Logs(ctx context.Context, t cluster.PodTarget, req cluster.LogRequest) (*cluster.LogsResult, error) {
+	pod, err := c.ResolvePod(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	opts := logOptions{Container: t.Container, Previous: req.Previous, Since: req.Since}
+	if req.TailLines > 0 {
+		n := int64(req.TailLines)
+		opts.TailLines = &n
+	}
+	if opts.Container == "" {
+		opts.Container = pod.DefaultContainer
+	}
+	text, err := c.podLogs(ctx, pod.Namespace, pod.Name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &cluster.LogsResult{Namespace: pod.Namespace, Pod: pod.Name, Container: opts.Container, Text: text}, nil
+}
+
+// podLogs returns the log of a container of the named pod.
+func (c *Client) podLogs(ctx context.Context, namespace, pod string, opts logOptions) (string, error) {
 	if namespace == "" {
 		namespace = c.Namespace
 	}

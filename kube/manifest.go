@@ -18,14 +18,14 @@ import (
 // where it came from so that errors can point at it.
 type Manifest struct {
 	// Source is the file path or the label given to inline text.
-	Source string `json:"source" expr:"source"`
+	Source string `json:"source"`
 	// Document is the 1-based position of the document in Source, counting
 	// only documents with content.
-	Document int `json:"document" expr:"document"`
+	Document int `json:"document"`
 	// Line is the 1-based line where the document starts in Source.
-	Line int `json:"line" expr:"line"`
+	Line int `json:"line"`
 	// Object is the decoded object.
-	Object *unstructured.Unstructured `json:"object" expr:"object"`
+	Object *unstructured.Unstructured `json:"object"`
 }
 
 // Where says where the manifest came from: "web.yaml document 2 (line 14)".

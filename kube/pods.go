@@ -12,41 +12,32 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-)
 
-// PodQuery says which pod a step means, the way kubectl exec/logs accept
-// it: a pod name, a workload reference, or a label selector.
-type PodQuery struct {
-	// Namespace defaults to the client's namespace.
-	Namespace string `json:"namespace" expr:"namespace"`
-	// Target is a pod name ("web-0", "pod/web-0") or a workload reference:
-	// ds/NAME, deploy/NAME, sts/NAME, rs/NAME, job/NAME, svc/NAME (long
-	// forms such as daemonset/NAME and deployments.apps/NAME work too).
-	Target string `json:"target" expr:"target"`
-	// LabelSelector selects pods directly when Target is empty.
-	LabelSelector string `json:"labelSelector" expr:"labelSelector"`
-	// Node, when set, picks the pod running on that node (e.g. the Cilium
-	// agent on node "worker-1").
-	Node string `json:"node" expr:"node"`
-}
+	"github.com/labrun/labrun/cluster"
+)
 
 // Pod is a resolved pod: what exec and logs need, plus what a step may
 // want to print.
 type Pod struct {
-	Namespace string `json:"namespace" expr:"namespace"`
-	Name      string `json:"name" expr:"name"`
-	Node      string `json:"node" expr:"node"`
-	Phase     string `json:"phase" expr:"phase"`
-	Ready     bool   `json:"ready" expr:"ready"`
-	IP        string `json:"ip" expr:"ip"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Node      string `json:"node"`
+	Phase     string `json:"phase"`
+	Ready     bool   `json:"ready"`
+	IP        string `json:"ip"`
 	// Containers lists the container names in spec order.
-	Containers []string `json:"containers" expr:"containers"`
+	Containers []string `json:"containers"`
 	// DefaultContainer is the one kubectl would use (see DefaultContainer).
-	DefaultContainer string `json:"defaultContainer" expr:"defaultContainer"`
+	DefaultContainer string `json:"defaultContainer"`
 }
 
-// ResolvePod finds the pod a query means (see ResolvePodWith).
-func (c *Client) ResolvePod(ctx context.Context, q PodQuery) (Pod, error) {
+// ResolvePod finds the pod q means, as kubectl exec and logs do: q.Pod is a
+// pod name ("web-0", "pod/web-0") or a workload reference (ds/NAME,
+// deploy/NAME, sts/NAME, rs/NAME, job/NAME, svc/NAME; long forms such as
+// daemonset/NAME and deployments.apps/NAME work too); without it
+// q.Selector selects pods directly. q.Node picks the pod on that node (the
+// Cilium agent of one node). See resolvePod for the choice among several.
+func (c *Client) ResolvePod(ctx context.Context, q cluster.PodTarget) (Pod, error) {
 	if q.Namespace == "" {
 		q.Namespace = c.Namespace
 	}
@@ -80,7 +71,7 @@ func podInfo(p *corev1.Pod) Pod {
 // best candidate wins (see podLess): running and ready first, then the
 // longest ready, then the oldest, then by name, so the choice is the same
 // on every run. With Node set, only pods on that node are candidates.
-func resolvePod(ctx context.Context, cs objectReader, q PodQuery) (*corev1.Pod, error) {
+func resolvePod(ctx context.Context, cs objectReader, q cluster.PodTarget) (*corev1.Pod, error) {
 	ns := q.Namespace
 	if ns == "" {
 		ns = "default"
@@ -88,19 +79,19 @@ func resolvePod(ctx context.Context, cs objectReader, q PodQuery) (*corev1.Pod, 
 	var sel labels.Selector
 	var what string
 	switch {
-	case q.Target != "" && q.LabelSelector != "":
+	case q.Pod != "" && q.Selector != "":
 		return nil, fmt.Errorf("resolve pod: give a target or a label selector, not both")
-	case q.Target != "":
-		kind, name, isRef := strings.Cut(q.Target, "/")
+	case q.Pod != "":
+		kind, name, isRef := strings.Cut(q.Pod, "/")
 		if !isRef {
-			kind, name = "pod", q.Target
+			kind, name = "pod", q.Pod
 		}
 		k, ok := workloadKind(kind)
 		if !ok {
-			return nil, fmt.Errorf("resolve pod %q: unknown kind %q (use pod, deploy, ds, sts, rs, job or svc)", q.Target, kind)
+			return nil, fmt.Errorf("resolve pod %q: unknown kind %q (use pod, deploy, ds, sts, rs, job or svc)", q.Pod, kind)
 		}
 		if name == "" {
-			return nil, fmt.Errorf("resolve pod %q: no name after %q", q.Target, kind+"/")
+			return nil, fmt.Errorf("resolve pod %q: no name after %q", q.Pod, kind+"/")
 		}
 		if k == "pod" {
 			p := &corev1.Pod{}
@@ -114,15 +105,15 @@ func resolvePod(ctx context.Context, cs objectReader, q PodQuery) (*corev1.Pod, 
 		}
 		s, err := workloadSelector(ctx, cs, ns, k, name)
 		if err != nil {
-			return nil, wrapErr(err, "resolve pod for", fmt.Sprintf("%s in namespace %q", q.Target, ns), nil)
+			return nil, wrapErr(err, "resolve pod for", fmt.Sprintf("%s in namespace %q", q.Pod, ns), nil)
 		}
-		sel, what = s, q.Target
-	case q.LabelSelector != "":
-		s, err := labels.Parse(q.LabelSelector)
+		sel, what = s, q.Pod
+	case q.Selector != "":
+		s, err := labels.Parse(q.Selector)
 		if err != nil {
-			return nil, fmt.Errorf("resolve pod: bad label selector %q: %w", q.LabelSelector, err)
+			return nil, fmt.Errorf("resolve pod: bad label selector %q: %w", q.Selector, err)
 		}
-		sel, what = s, "selector "+q.LabelSelector
+		sel, what = s, "selector "+q.Selector
 	default:
 		return nil, fmt.Errorf("resolve pod: no pod name, workload or label selector given")
 	}

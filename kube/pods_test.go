@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/labrun/labrun/cluster"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -88,34 +90,34 @@ func TestResolvePod(t *testing.T) {
 
 	tests := []struct {
 		name     string
-		q        PodQuery
+		q        cluster.PodTarget
 		wantPod  string
 		wantCont string
 		wantErr  string
 	}{
-		{name: "plain name", q: PodQuery{Target: "web-pending"}, wantPod: "web-pending", wantCont: "main"},
-		{name: "pod/ prefix", q: PodQuery{Target: "pod/web-b"}, wantPod: "web-b"},
-		{name: "default container annotation", q: PodQuery{Target: "annotated"}, wantPod: "annotated", wantCont: "sidecar"},
-		{name: "deploy prefers running, ready, ready longest", q: PodQuery{Target: "deploy/web"}, wantPod: "web-b"},
-		{name: "long form deployments.apps", q: PodQuery{Target: "deployments.apps/web"}, wantPod: "web-b"},
-		{name: "rs", q: PodQuery{Target: "rs/web-123"}, wantPod: "web-b"},
-		{name: "sts", q: PodQuery{Target: "sts/web"}, wantPod: "web-b"},
-		{name: "svc uses the service selector", q: PodQuery{Target: "svc/web"}, wantPod: "web-b"},
-		{name: "node picks the pod on that node", q: PodQuery{Target: "deploy/web", Node: "n1"}, wantPod: "web-a"},
-		{name: "ds with match expressions on a node", q: PodQuery{Target: "ds/cilium", Node: "worker-2"}, wantPod: "cilium-x2"},
-		{name: "ds without node: deterministic by name", q: PodQuery{Target: "daemonset/cilium"}, wantPod: "cilium-x1"},
-		{name: "label selector", q: PodQuery{LabelSelector: "app=web"}, wantPod: "web-b"},
-		{name: "job: finished pods, ties by name", q: PodQuery{Target: "job/j"}, wantPod: "job-1"},
-		{name: "no pod on node", q: PodQuery{Target: "ds/cilium", Node: "worker-9"}, wantErr: `no pod on node "worker-9" (2 pods match elsewhere)`},
-		{name: "named pod on another node", q: PodQuery{Target: "web-a", Node: "n2"}, wantErr: `runs on node "n1", not "n2"`},
-		{name: "workload without pods", q: PodQuery{Target: "deploy/empty"}, wantErr: "no pods match"},
-		{name: "missing workload", q: PodQuery{Target: "deploy/nope"}, wantErr: `NotFound (404): deployments.apps "nope" not found`},
-		{name: "missing pod", q: PodQuery{Target: "nope"}, wantErr: `resolve pod Pod "nope" in namespace "lab": NotFound (404)`},
-		{name: "service without selector", q: PodQuery{Target: "svc/headless"}, wantErr: "has no selector"},
-		{name: "unknown kind", q: PodQuery{Target: "cm/x"}, wantErr: `unknown kind "cm"`},
-		{name: "bad selector", q: PodQuery{LabelSelector: "a in (("}, wantErr: "bad label selector"},
-		{name: "nothing given", q: PodQuery{}, wantErr: "no pod name"},
-		{name: "both given", q: PodQuery{Target: "x", LabelSelector: "a=b"}, wantErr: "not both"},
+		{name: "plain name", q: cluster.PodTarget{Pod: "web-pending"}, wantPod: "web-pending", wantCont: "main"},
+		{name: "pod/ prefix", q: cluster.PodTarget{Pod: "pod/web-b"}, wantPod: "web-b"},
+		{name: "default container annotation", q: cluster.PodTarget{Pod: "annotated"}, wantPod: "annotated", wantCont: "sidecar"},
+		{name: "deploy prefers running, ready, ready longest", q: cluster.PodTarget{Pod: "deploy/web"}, wantPod: "web-b"},
+		{name: "long form deployments.apps", q: cluster.PodTarget{Pod: "deployments.apps/web"}, wantPod: "web-b"},
+		{name: "rs", q: cluster.PodTarget{Pod: "rs/web-123"}, wantPod: "web-b"},
+		{name: "sts", q: cluster.PodTarget{Pod: "sts/web"}, wantPod: "web-b"},
+		{name: "svc uses the service selector", q: cluster.PodTarget{Pod: "svc/web"}, wantPod: "web-b"},
+		{name: "node picks the pod on that node", q: cluster.PodTarget{Pod: "deploy/web", Node: "n1"}, wantPod: "web-a"},
+		{name: "ds with match expressions on a node", q: cluster.PodTarget{Pod: "ds/cilium", Node: "worker-2"}, wantPod: "cilium-x2"},
+		{name: "ds without node: deterministic by name", q: cluster.PodTarget{Pod: "daemonset/cilium"}, wantPod: "cilium-x1"},
+		{name: "label selector", q: cluster.PodTarget{Selector: "app=web"}, wantPod: "web-b"},
+		{name: "job: finished pods, ties by name", q: cluster.PodTarget{Pod: "job/j"}, wantPod: "job-1"},
+		{name: "no pod on node", q: cluster.PodTarget{Pod: "ds/cilium", Node: "worker-9"}, wantErr: `no pod on node "worker-9" (2 pods match elsewhere)`},
+		{name: "named pod on another node", q: cluster.PodTarget{Pod: "web-a", Node: "n2"}, wantErr: `runs on node "n1", not "n2"`},
+		{name: "workload without pods", q: cluster.PodTarget{Pod: "deploy/empty"}, wantErr: "no pods match"},
+		{name: "missing workload", q: cluster.PodTarget{Pod: "deploy/nope"}, wantErr: `NotFound (404): deployments.apps "nope" not found`},
+		{name: "missing pod", q: cluster.PodTarget{Pod: "nope"}, wantErr: `resolve pod Pod "nope" in namespace "lab": NotFound (404)`},
+		{name: "service without selector", q: cluster.PodTarget{Pod: "svc/headless"}, wantErr: "has no selector"},
+		{name: "unknown kind", q: cluster.PodTarget{Pod: "cm/x"}, wantErr: `unknown kind "cm"`},
+		{name: "bad selector", q: cluster.PodTarget{Selector: "a in (("}, wantErr: "bad label selector"},
+		{name: "nothing given", q: cluster.PodTarget{}, wantErr: "no pod name"},
+		{name: "both given", q: cluster.PodTarget{Pod: "x", Selector: "a=b"}, wantErr: "not both"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -131,7 +131,7 @@ type sessionKey struct {
 	namespace, pod, container string
 }
 
-// shellSession is a shell kept open in one container (see ExecOptions.Reuse).
+// shellSession is a shell kept open in one container (see execOptions.Reuse).
 type shellSession struct {
 	key    sessionKey
 	stdin  io.WriteCloser
@@ -226,8 +226,8 @@ func (c *Client) Close() {
 
 // execInSession runs opts.Command in the container's session, opening it
 // if needed. errUseSeparateExec means the caller should exec normally.
-func (c *Client) execInSession(ctx context.Context, opts ExecOptions) (ExecResult, error) {
-	res := ExecResult{Namespace: opts.Namespace, Pod: opts.Pod, Container: opts.Container, Command: opts.Command, Transport: "session", Attempts: 1}
+func (c *Client) execInSession(ctx context.Context, opts execOptions) (execRun, error) {
+	res := execRun{Namespace: opts.Namespace, Pod: opts.Pod, Container: opts.Container, Command: opts.Command, Transport: "session", Attempts: 1}
 	key := sessionKey{opts.Namespace, opts.Pod, opts.Container}
 	for range 2 {
 		s, err := c.session(ctx, key)
@@ -313,7 +313,7 @@ func (c *Client) openSession(ctx context.Context, key sessionKey) (*shellSession
 	sctx, cancel := context.WithCancel(context.Background())
 	s := newSession(key, pw, cancel)
 	go func() {
-		_, _, err := c.stream(sctx, ExecOptions{Namespace: key.namespace, Pod: key.pod, Container: key.container, Command: []string{"sh"}},
+		_, _, err := c.stream(sctx, execOptions{Namespace: key.namespace, Pod: key.pod, Container: key.container, Command: []string{"sh"}},
 			remotecommand.StreamOptions{Stdin: pr, Stdout: s.out, Stderr: s.errOut})
 		pr.CloseWithError(s.end(err))
 	}()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/internal/k8sobj"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,24 +16,18 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// CondFunc decides whether a wait is over, given the current set of
-// objects (sorted by namespace/name; possibly empty because they do not
-// exist yet). An error ends the wait at once: use it for states that will
-// not get better, such as a Deployment past its progress deadline.
-type CondFunc func(objs []map[string]any) (bool, error)
-
 // WaitError is returned when a wait ends before its condition held
 // (deadline or cancellation). It carries the last state seen so that the
 // caller can say what was expected and what there was.
 type WaitError struct {
 	// What is being waited for, e.g. `pods with labels app=web in namespace "lab"`.
-	What string `json:"what" expr:"what"`
+	What string `json:"what"`
 	// Objects is the last state seen (nil if nothing could be listed).
-	Objects []map[string]any `json:"objects" expr:"objects"`
+	Objects []map[string]any `json:"objects"`
 	// Elapsed is how long the wait lasted.
-	Elapsed time.Duration `json:"elapsed" expr:"elapsed"`
+	Elapsed time.Duration `json:"elapsed"`
 	// LastError is the last list/watch error, if the last attempts failed.
-	LastError string `json:"lastError" expr:"lastError"`
+	LastError string `json:"lastError"`
 
 	err error // ctx.Err()
 }
@@ -62,10 +57,15 @@ const (
 )
 
 // Wait watches the objects selected by opts until cond returns true, and
-// returns them. It lists, evaluates cond, then watches from the list's
-// resourceVersion and re-evaluates cond on every event with the whole
-// current set, so the delay between a change on the server and Wait
-// returning is one watch event, not a polling interval.
+// returns them. cond sees the current set of objects (sorted by
+// namespace/name; possibly empty because they do not exist yet); an error
+// from it ends the wait at once: use it for states that will not get
+// better, such as a Deployment past its progress deadline.
+//
+// It lists, evaluates cond, then watches from the list's resourceVersion
+// and re-evaluates cond on every event with the whole current set, so the
+// delay between a change on the server and Wait returning is one watch
+// event, not a polling interval.
 //
 // Objects that do not exist yet, and even kinds whose CRD is not installed
 // yet, are waited for. Wait re-lists when the watch expires (410 Gone),
@@ -76,7 +76,7 @@ const (
 // progress, if not nil, is called with every new state (after the first
 // list and after each event); the caller decides how often to show it.
 // When ctx ends first, the error is a *WaitError with the last state seen.
-func (c *Client) Wait(ctx context.Context, opts ListOptions, cond CondFunc, progress func(objs []map[string]any)) ([]map[string]any, error) {
+func (c *Client) Wait(ctx context.Context, opts cluster.ObjectQuery, cond func(objs []map[string]any) (bool, error), progress func(objs []map[string]any)) ([]map[string]any, error) {
 	start := time.Now()
 	lo, err := listOptions(opts)
 	if err != nil {
@@ -88,9 +88,9 @@ func (c *Client) Wait(ctx context.Context, opts ListOptions, cond CondFunc, prog
 
 type waiter struct {
 	c        *Client
-	opts     ListOptions
+	opts     cluster.ObjectQuery
 	lo       metav1.ListOptions
-	cond     CondFunc
+	cond     func([]map[string]any) (bool, error)
 	progress func([]map[string]any)
 	start    time.Time
 
@@ -288,11 +288,11 @@ func permanent(err error) bool {
 		apierrors.IsNotFound(err)
 }
 
-// WaitDeleted waits until the object with the given UID is gone. A new
+// waitDeleted waits until the object with the given UID is gone. A new
 // object with the same name (a StatefulSet pod coming back) does not count
 // as the old one.
-func (c *Client) WaitDeleted(ctx context.Context, ref ObjectRef, uid string) error {
-	_, err := c.Wait(ctx, ListOptions{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name},
+func (c *Client) waitDeleted(ctx context.Context, ref cluster.ObjectQuery, uid string) error {
+	_, err := c.Wait(ctx, ref,
 		func(objs []map[string]any) (bool, error) {
 			for _, o := range objs {
 				if u, _, _ := unstructured.NestedString(o, "metadata", "uid"); uid == "" || u == uid {

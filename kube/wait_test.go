@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,7 +18,14 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/labrun/labrun/cluster"
 )
+
+// podsReady holds when there is a pod and every pod is Ready.
+func podsReady(objs []map[string]any) (bool, error) {
+	return len(objs) > 0 && !slices.ContainsFunc(objs, func(p map[string]any) bool { return !k8sobj.PodReady(p) }), nil
+}
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
@@ -63,7 +71,7 @@ func TestWaitForObjectThatDoesNotExistYet(t *testing.T) {
 	var got []map[string]any
 	go func() {
 		var err error
-		got, err = c.Wait(ctx, ListOptions{Kind: "pod", Name: "p"}, AllPodsReady(1), func([]map[string]any) { states.Add(1) })
+		got, err = c.Wait(ctx, cluster.ObjectQuery{Kind: "pod", Name: "p"}, podsReady, func([]map[string]any) { states.Add(1) })
 		done <- err
 	}()
 
@@ -95,7 +103,7 @@ func TestWaitTimeoutReportsLastState(t *testing.T) {
 	c, _ := fakeClient(t, pod("p", false))
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
-	_, err := c.Wait(ctx, ListOptions{Kind: "Pod", APIVersion: "v1", LabelSelector: "app=web"}, func([]map[string]any) (bool, error) { return false, nil }, nil)
+	_, err := c.Wait(ctx, cluster.ObjectQuery{Kind: "Pod", APIVersion: "v1", Selector: "app=web"}, func([]map[string]any) (bool, error) { return false, nil }, nil)
 	var we *WaitError
 	if !errors.As(err, &we) {
 		t.Fatalf("got %T %v, want *WaitError", err, err)
@@ -139,7 +147,7 @@ func TestWaitRelistsAfterGone(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Wait(ctx, ListOptions{Kind: "pods"}, AllPodsReady(1), nil)
+		_, err := c.Wait(ctx, cluster.ObjectQuery{Kind: "pods"}, podsReady, nil)
 		done <- err
 	}()
 	for watches.Load() < 3 {
@@ -165,7 +173,7 @@ func TestWaitStopsOnForbidden(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := c.Wait(ctx, ListOptions{Kind: "Pod"}, AllPodsReady(1), nil)
+	_, err := c.Wait(ctx, cluster.ObjectQuery{Kind: "Pod"}, podsReady, nil)
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `Forbidden (403): pods is forbidden: User "u" cannot list resource "pods"`) {
 		t.Fatalf("got %v, want the Forbidden error", err)
 	}
@@ -176,7 +184,7 @@ func TestWaitStopsOnForbidden(t *testing.T) {
 
 func TestWaitCondErrorEndsWait(t *testing.T) {
 	c, _ := fakeClient(t, pod("p", false))
-	_, err := c.Wait(context.Background(), ListOptions{Kind: "Pod"}, func([]map[string]any) (bool, error) {
+	_, err := c.Wait(context.Background(), cluster.ObjectQuery{Kind: "Pod"}, func([]map[string]any) (bool, error) {
 		return false, errors.New("deployment exceeded its progress deadline")
 	}, nil)
 	if err == nil || !strings.Contains(err.Error(), "progress deadline") {

@@ -125,10 +125,10 @@ func fakeExecClient(t *testing.T) (*Client, *fakeExecServer) {
 	return c, f
 }
 
-func execFake(t *testing.T, c *Client, argv []string, stdin []byte) (ExecResult, error) {
+func execFake(t *testing.T, c *Client, argv []string, stdin []byte) (execRun, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return c.Exec(ctx, ExecOptions{Namespace: "ns", Pod: "p", Container: "c", Command: argv, Stdin: stdin})
+	return c.execPod(ctx, execOptions{Namespace: "ns", Pod: "p", Container: "c", Command: argv, Stdin: stdin})
 }
 
 func TestExecProtocol(t *testing.T) {

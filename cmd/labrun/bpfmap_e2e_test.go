@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/kube"
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/kube/kubetest"
 )
 
@@ -67,7 +67,7 @@ func TestBpfmapActionUntilSlots(t *testing.T) {
 	kubetest.ApplyInNamespace(ctx, t, c, ns, "bpfmap until", strings.NewReplacer("NS", ns, "IMAGE", vars.PythonImage).Replace(string(web)))
 	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer wcancel()
-	if _, err := c.WaitServiceEndpoints(wctx, ns, "web", 2); err != nil {
+	if _, err := kubetest.WaitServiceEndpoints(wctx, c, ns, "web", 2); err != nil {
 		t.Fatalf("waiting for 2 ready endpoints of Service web: %v", err)
 	}
 
@@ -122,13 +122,13 @@ func TestBpfmapActionUntilSlots(t *testing.T) {
 	// What labrun wrote is what the cluster says: 3 slots, the 3 ready
 	// endpoints.
 	got := readJSON(t, out, "slots.json")
-	svc, err := c.Get(ctx, kube.ObjectRef{Kind: "Service", Namespace: ns, Name: "web"})
+	svc, err := c.Get(ctx, cluster.ObjectQuery{Kind: "Service", Namespace: ns, Name: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	expect(t, "slots.frontend", got["frontend"], svc["spec"].(map[string]any)["clusterIP"].(string)+":80/TCP")
 	expect(t, "slots.count", got["count"], 3.0)
-	eps, err := c.WaitServiceEndpoints(wctx, ns, "web", 3)
+	eps, err := kubetest.WaitServiceEndpoints(wctx, c, ns, "web", 3)
 	if err != nil {
 		t.Fatalf("waiting for 3 ready endpoints of Service web: %v", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/kube"
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/kube/kubetest"
 )
 
@@ -174,12 +174,12 @@ func TestCCADatapathOnTestbed(t *testing.T) {
 	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	web, err := c.Get(ctx, kube.ObjectRef{Kind: "Service", Namespace: "cca-dp", Name: "web"})
+	web, err := c.Get(ctx, cluster.ObjectQuery{Kind: "Service", Namespace: "cca-dp", Name: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	expect(t, "iptables.cluster_ip vs the Service", ipt["cluster_ip"], web["spec"].(map[string]any)["clusterIP"])
-	holder, err := c.Get(ctx, kube.ObjectRef{Kind: "Pod", Namespace: "cca-dp", Name: "holder"})
+	holder, err := c.Get(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: "cca-dp", Name: "holder"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestHolderReconnectRemakesCT(t *testing.T) {
 	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := c.Delete(ctx, kube.ObjectRef{Kind: "Pod", Namespace: "cca-dp", Name: before["backend_pod"].(string)}, kube.DeleteOptions{Wait: true}); err != nil {
+	if _, err := c.Delete(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: "cca-dp", Name: before["backend_pod"].(string)}, cluster.DeleteRequest{Wait: true}); err != nil {
 		t.Fatal(err)
 	}
 	solve(t, kc, out, "--from", "reread")

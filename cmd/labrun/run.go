@@ -12,7 +12,6 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/console"
-	"github.com/labrun/labrun/internal/kubecluster"
 	"github.com/labrun/labrun/kube"
 	"github.com/labrun/labrun/report"
 	"github.com/labrun/labrun/runner"
@@ -90,7 +89,7 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		Plan: plan,
 		Runtime: &actions.Runtime{
 			Mode:    mode,
-			Cluster: kubecluster.Lazy(kube.ConnectOptions{Kubeconfig: *kubeconfig, Context: *kubeContext}),
+			Cluster: kube.Lazy(kube.ConnectOptions{Kubeconfig: *kubeconfig, Context: *kubeContext}),
 		},
 		Observer: console.New(stdout, live, *verbose),
 		From:     *from,

@@ -1,7 +1,9 @@
 // Package kubetest holds what the tests against the test cluster share:
-// where its kubeconfig and variables are, the connection, and namespaces
-// a test creates from a manifest and deletes when it ends, and the Cilium
-// agent's API socket. It is imported by tests and the benchmark only.
+// where its kubeconfig and variables are, the connection, namespaces a
+// test creates from a manifest and deletes when it ends, waits for the
+// states a test needs before it starts (pods ready, a rollout done, a
+// Service's endpoints), and the Cilium agent's API socket. It is imported
+// by tests and the benchmark only.
 package kubetest
 
 import (
@@ -14,6 +16,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/labrun/labrun/cluster"
+	"github.com/labrun/labrun/internal/k8sobj"
 	"github.com/labrun/labrun/kube"
 )
 
@@ -82,14 +86,10 @@ func ReadVars(tb testing.TB) Vars {
 // the manifest in errors.
 func ApplyInNamespace(ctx context.Context, tb testing.TB, c *kube.Client, ns, what, manifest string) {
 	tb.Helper()
-	ms, err := kube.DecodeText(what, []byte(manifest))
-	if err != nil {
-		tb.Fatal(err)
-	}
 	tb.Cleanup(func() {
-		c.Delete(context.Background(), kube.ObjectRef{Kind: "Namespace", Name: ns}, kube.DeleteOptions{IgnoreNotFound: true})
+		c.Delete(context.Background(), cluster.ObjectQuery{Kind: "Namespace", Name: ns}, cluster.DeleteRequest{IgnoreNotFound: true})
 	})
-	if _, err := c.Apply(ctx, ms, kube.ApplyOptions{}); err != nil {
+	if _, err := c.Apply(ctx, []cluster.ManifestSource{{Text: manifest, Label: what}}, cluster.ApplyRequest{}); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -111,4 +111,71 @@ func AgentSocket() (string, error) {
 		return "", fmt.Errorf("found %d cilium-agent processes (%v), want the test cluster's one", len(found), found)
 	}
 	return filepath.Join(found[0], "root/var/run/cilium/cilium.sock"), nil
+}
+
+// Conditions for the waits tests do most, over the objects kube.Client.Wait
+// passes them, with kubectl's rules (package k8sobj).
+
+// AllPodsReady holds when at least min pods exist and all are Ready. min
+// below 1 is taken as 1, since "all of no pods" is never what a test means.
+func AllPodsReady(min int) func([]map[string]any) (bool, error) {
+	min = max(min, 1)
+	return func(objs []map[string]any) (bool, error) {
+		if len(objs) < min {
+			return false, nil
+		}
+		for _, p := range objs {
+			if !k8sobj.PodReady(p) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+}
+
+// AllRolledOut holds when at least one object exists and every one has
+// completed its rollout (see k8sobj.RolloutComplete).
+func AllRolledOut(objs []map[string]any) (bool, error) {
+	if len(objs) == 0 {
+		return false, nil
+	}
+	for _, o := range objs {
+		ok, err := k8sobj.RolloutComplete(o)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// WaitPodsReady waits until at least min pods match selector in namespace
+// and all of them are Ready.
+func WaitPodsReady(ctx context.Context, c *kube.Client, namespace, selector string, min int) ([]map[string]any, error) {
+	return c.Wait(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "Pod", Namespace: namespace, Selector: selector}, AllPodsReady(min), nil)
+}
+
+// WaitRollout waits until a Deployment, DaemonSet or StatefulSet has rolled
+// out; it may not exist yet when the wait starts.
+func WaitRollout(ctx context.Context, c *kube.Client, q cluster.ObjectQuery) (map[string]any, error) {
+	objs, err := c.Wait(ctx, q, AllRolledOut, nil)
+	if err != nil {
+		return nil, err
+	}
+	return objs[0], nil
+}
+
+// WaitServiceEndpoints waits until a Service has at least min ready
+// endpoint addresses and returns them.
+func WaitServiceEndpoints(ctx context.Context, c *kube.Client, namespace, service string, min int) ([]string, error) {
+	min = max(min, 1)
+	objs, err := c.Wait(ctx, cluster.ObjectQuery{
+		APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice", Namespace: namespace,
+		Selector: "kubernetes.io/service-name=" + service,
+	}, func(objs []map[string]any) (bool, error) {
+		return len(k8sobj.ReadyAddresses(objs)) >= min, nil
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return k8sobj.ReadyAddresses(objs), nil
 }

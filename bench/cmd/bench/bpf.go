@@ -104,7 +104,7 @@ func benchBPF(ctx context.Context, b *bench) ([]Row, error) {
 		return nil, err
 	}
 	var liveDbgCount int
-	kubectl := []string{b.kubectl, "--kubeconfig", b.kubeconfig, "-n", "kube-system", "exec", "ds/cilium", "-c", agentContainer, "--",
+	kubectl := []string{b.kubectl, "--kubeconfig", b.kubeconfig, "-n", "kube-system", "exec", "ds/cilium", "-c", agent.Container, "--",
 		"cilium-dbg", "bpf", "ct", "list", "global"}
 	liveDbg, err := timeN(b.n, func() (time.Duration, error) {
 		p, err := runProc(ctx, kubectl, procOpts{})

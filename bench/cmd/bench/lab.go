@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/kube"
 )
 
@@ -216,7 +217,7 @@ func checkScale(ctx context.Context, c *kube.Client, dir string) error {
 			return fmt.Errorf("%s: %v", f, err)
 		}
 	}
-	pods, err := c.List(ctx, kube.ListOptions{Kind: "Pod", Namespace: labNamespace, LabelSelector: "app=web"})
+	pods, err := c.List(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: labNamespace, Selector: "app=web"})
 	if err != nil {
 		return err
 	}

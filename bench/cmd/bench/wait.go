@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/kube"
 )
 
@@ -57,19 +58,15 @@ spec:
       containers:
       - {name: pause, image: %[3]q, imagePullPolicy: IfNotPresent}
 `, waitNamespace, waitFrom, b.pauseImage)
-	ms, err := kube.DecodeText("bench wait manifest", []byte(manifest))
-	if err != nil {
+	if _, err := c.Apply(ctx, []cluster.ManifestSource{{Text: manifest, Label: "bench wait manifest"}}, cluster.ApplyRequest{Force: true}); err != nil {
 		return nil, err
 	}
-	if _, err := c.Apply(ctx, ms, kube.ApplyOptions{Force: true}); err != nil {
-		return nil, err
-	}
-	deploy := kube.ObjectRef{Kind: "Deployment", Namespace: waitNamespace, Name: "tick"}
+	deploy := cluster.ObjectQuery{Kind: "Deployment", Namespace: waitNamespace, Name: "tick"}
 	defer func() {
 		// Leave no pods running; the empty namespace stays for the next run.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_, _ = c.Delete(ctx, deploy, kube.DeleteOptions{IgnoreNotFound: true})
+		_, _ = c.Delete(ctx, deploy, cluster.DeleteRequest{IgnoreNotFound: true})
 	}()
 
 	var labrun, poll []time.Duration
@@ -114,8 +111,8 @@ func allReady(objs []map[string]any, n int) bool {
 	return true
 }
 
-func tickPods() kube.ListOptions {
-	return kube.ListOptions{Kind: "Pod", Namespace: waitNamespace, LabelSelector: waitSelector}
+func tickPods() cluster.ObjectQuery {
+	return cluster.ObjectQuery{Kind: "Pod", Namespace: waitNamespace, Selector: waitSelector}
 }
 
 // settle waits until the Deployment's pods are exactly n, all Ready.
@@ -128,7 +125,7 @@ func settle(ctx context.Context, c *kube.Client, n int) error {
 
 // oneScale scales to waitTo and returns labrun's and the polling loop's
 // reactions.
-func (b *bench) oneScale(ctx context.Context, c *kube.Client, deploy kube.ObjectRef) (labrun, poll time.Duration, err error) {
+func (b *bench) oneScale(ctx context.Context, c *kube.Client, deploy cluster.ObjectQuery) (labrun, poll time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 

@@ -1,0 +1,138 @@
+// Package cluster is the boundary between labrun and a Kubernetes cluster:
+// the Cluster interface the actions call, and the requests and results that
+// cross it. It is a leaf: it imports nothing but the standard library, so
+// the actions, their specs and results, and with them `labrun validate`,
+// never link client-go. Package kube implements Cluster with client-go;
+// package cluster/clustertest holds an in-memory one for unit tests.
+//
+// A new kind of cluster read or change is a method here, its request and
+// result types beside it, its implementation in kube and its fake in
+// clustertest.
+package cluster
+
+import (
+	"context"
+	"time"
+)
+
+// Cluster is what the Kubernetes actions need from a cluster connection.
+// Objects are maps (an unstructured object's content) so that expressions
+// can read any path, e.g. items[0].spec.clusterIP.
+type Cluster interface {
+	Apply(ctx context.Context, sources []ManifestSource, opts ApplyRequest) ([]AppliedObject, error)
+	List(ctx context.Context, q ObjectQuery) ([]map[string]any, error)
+	// Wait lists q, then watches it, calling cond with the current objects
+	// after every change until cond holds; progress sees the same objects.
+	Wait(ctx context.Context, q ObjectQuery, cond func([]map[string]any) (bool, error), progress func([]map[string]any)) ([]map[string]any, error)
+	Scale(ctx context.Context, q ObjectQuery, replicas int) (*ScaleResult, error)
+	Delete(ctx context.Context, q ObjectQuery, opts DeleteRequest) ([]DeletedObject, error)
+	Logs(ctx context.Context, target PodTarget, opts LogRequest) (*LogsResult, error)
+	Exec(ctx context.Context, target PodTarget, req ExecRequest) (*ExecResult, error)
+}
+
+// ObjectQuery names Kubernetes objects: one by name, or a set by selector.
+// It is embedded in the specs of get, wait, scale and delete, so its keys
+// are the step's own.
+type ObjectQuery struct {
+	APIVersion    string `yaml:"apiVersion" json:"apiVersion" doc:"API group/version, e.g. v1, apps/v1, cilium.io/v2 (default: found from kind)."`
+	Kind          string `yaml:"kind" json:"kind" required:"true" doc:"Kind or resource name: Pod, pods, Deployment, deploy, CiliumEndpoint, cep, ..."`
+	Namespace     string `yaml:"namespace" json:"namespace" doc:"Namespace (default: the kubeconfig context's)."`
+	AllNamespaces bool   `yaml:"allNamespaces" json:"allNamespaces" doc:"Every namespace."`
+	Name          string `yaml:"name" json:"name" doc:"One object by name (it may not exist yet when waiting)."`
+	Selector      string `yaml:"selector" json:"selector" doc:"Label selector, e.g. app=web."`
+	FieldSelector string `yaml:"fieldSelector" json:"fieldSelector" doc:"Field selector, e.g. status.phase=Running."`
+}
+
+// PodTarget picks the pod a command or log comes from, the way kubectl
+// does: by name, by label selector, or by workload (ds/cilium).
+type PodTarget struct {
+	Namespace string `yaml:"namespace" json:"namespace" doc:"Namespace of the pod (default: the kubeconfig context's)."`
+	Pod       string `yaml:"pod" json:"pod" doc:"Pod name, or a workload reference as kubectl takes it: ds/cilium, deploy/web, sts/db."`
+	Selector  string `yaml:"selector" json:"selector" doc:"Label selector; the first Running and Ready pod is used."`
+	Node      string `yaml:"node" json:"node" doc:"Prefer the pod on this node (e.g. the Cilium agent of one node)."`
+	Container string `yaml:"container" json:"container" doc:"Container (default: the pod's default container)."`
+}
+
+// ManifestSource is one place manifests come from.
+type ManifestSource struct {
+	Path  string // a file or directory
+	Text  string // inline YAML or JSON
+	Label string // how inline text is named in errors
+}
+
+// ApplyRequest tunes server-side apply.
+type ApplyRequest struct {
+	Namespace    string
+	Force        bool
+	FieldManager string // empty: labrun
+}
+
+// AppliedObject is one object after server-side apply.
+type AppliedObject struct {
+	APIVersion string         `json:"apiVersion" expr:"apiVersion"`
+	Kind       string         `json:"kind" expr:"kind"`
+	Namespace  string         `json:"namespace" expr:"namespace"`
+	Name       string         `json:"name" expr:"name"`
+	Action     string         `json:"action" expr:"action"` // created, configured or unchanged
+	Object     map[string]any `json:"object" expr:"object"`
+}
+
+// ScaleResult is a changed replica count.
+type ScaleResult struct {
+	Kind        string `json:"kind" expr:"kind"`
+	Namespace   string `json:"namespace" expr:"namespace"`
+	Name        string `json:"name" expr:"name"`
+	OldReplicas int    `json:"oldReplicas" expr:"oldReplicas"`
+	NewReplicas int    `json:"newReplicas" expr:"newReplicas"`
+}
+
+// DeleteRequest tunes deletion.
+type DeleteRequest struct {
+	Wait           bool
+	IgnoreNotFound bool
+}
+
+// DeletedObject is one deleted (or already absent) object.
+type DeletedObject struct {
+	Kind      string `json:"kind" expr:"kind"`
+	Namespace string `json:"namespace" expr:"namespace"`
+	Name      string `json:"name" expr:"name"`
+	Deleted   bool   `json:"deleted" expr:"deleted"`
+}
+
+// LogRequest selects log lines.
+type LogRequest struct {
+	TailLines int           // 0: all
+	Since     time.Duration // 0: from the start; else lines newer than this
+	Previous  bool          // the previous, crashed instance's log
+}
+
+// LogsResult is a container's log.
+type LogsResult struct {
+	Namespace string `json:"namespace" expr:"namespace"`
+	Pod       string `json:"pod" expr:"pod"`
+	Container string `json:"container" expr:"container"`
+	Text      string `json:"text" expr:"text"`
+}
+
+// ExecRequest is a command to run in a container.
+type ExecRequest struct {
+	Argv  []string
+	Stdin *string
+	// Reuse lets the connection run successive commands through one
+	// long-lived session in the container.
+	Reuse bool
+}
+
+// ExecResult is a finished command in a container. A non-zero exit code
+// is a result, not an error.
+type ExecResult struct {
+	Namespace string   `json:"namespace" expr:"namespace"`
+	Pod       string   `json:"pod" expr:"pod"`
+	Container string   `json:"container" expr:"container"`
+	Argv      []string `json:"argv" expr:"argv"`
+	Stdout    string   `json:"stdout" expr:"stdout"`
+	Stderr    string   `json:"stderr" expr:"stderr"`
+	ExitCode  int      `json:"exitCode" expr:"exitCode"`
+	Seconds   float64  `json:"seconds" expr:"seconds"`
+}
