@@ -10,16 +10,18 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/runner"
 )
 
 // Formats lists the report formats.
 var Formats = []string{"json", "junit"}
 
-// Write renders o in format and stores it atomically at path: through the
-// run's output directory out when path lies inside it (nil when there is
-// none), so that the report is confined like every other file of the run.
-func Write(format, path string, o *runner.Outcome, out *outdir.Dir) error {
+// Write renders o in format, with the run's secrets redacted, and stores
+// it atomically at path: through the run's output directory out when path
+// lies inside it (nil when there is none), so that the report is confined
+// like every other file of the run.
+func Write(format, path string, o *runner.Outcome, out *outdir.Dir, secrets *secret.Redactor) error {
 	var data []byte
 	var err error
 	switch format {
@@ -33,6 +35,7 @@ func Write(format, path string, o *runner.Outcome, out *outdir.Dir) error {
 	if err != nil {
 		return err
 	}
+	data = secrets.Bytes(data)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err

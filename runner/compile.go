@@ -17,6 +17,7 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/syntax"
 	"gopkg.in/yaml.v3"
 )
@@ -30,9 +31,13 @@ const (
 
 // Plan is a playbook with every expression compiled and checked.
 type Plan struct {
-	Playbook  *syntax.Playbook
-	Vars      []*VarPlan
-	EnvNames  []string
+	Playbook *syntax.Playbook
+	Vars     []*VarPlan
+	EnvNames []string
+	// Secret lists the variables and env names whose values are
+	// redacted from everything labrun writes or prints: those the
+	// playbook lists under secret and those named like a secret.
+	Secret    []string
 	OutputDir *eval.Value // nil when the playbook writes nothing
 	Steps     []*StepPlan // main steps, then finally steps
 	compiler  *eval.Compiler
@@ -150,6 +155,7 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 	overrides := c.overrides(opts)
 	c.vars(overrides)
 	c.env()
+	c.secrets()
 	c.outputDir()
 	c.declareSteps()
 	steps := pb.AllSteps()
@@ -395,6 +401,26 @@ func (c *compiler) env() {
 		c.plan.EnvNames = append(c.plan.EnvNames, e.Value)
 	}
 	c.ec.DeclareEnv(c.plan.EnvNames)
+}
+
+// secrets collects the secret names: those listed, which must be declared
+// variables or env names, and those secret.Name recognises.
+func (c *compiler) secrets() {
+	var declared []string
+	for _, v := range c.pb.Vars {
+		declared = append(declared, v.Name)
+	}
+	declared = append(declared, c.plan.EnvNames...)
+	for _, s := range c.pb.Secret {
+		if !slices.Contains(declared, s.Value) {
+			c.errs.Add(s.Pos, "secret %q is neither a variable nor an env name of this playbook%s", s.Value, diag.DidYouMean(s.Value, declared))
+		}
+	}
+	for _, name := range declared {
+		if secret.Name(name) || slices.ContainsFunc(c.pb.Secret, func(t syntax.Text) bool { return t.Value == name }) {
+			c.plan.Secret = append(c.plan.Secret, name)
+		}
+	}
 }
 
 func (c *compiler) outputDir() {

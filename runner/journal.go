@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/secret"
 )
 
 // Journal keeps the results of completed steps beside the outputs, one JSON
@@ -30,6 +31,7 @@ type Journal struct {
 	mu     sync.Mutex // branches of a parallel step append concurrently
 	f      *os.File
 	size   int64 // bytes of complete lines
+	redact *secret.Redactor
 	loaded map[string]journalEntry
 }
 
@@ -105,7 +107,7 @@ func (j *Journal) Append(rec *StepRecord) error {
 	if err != nil {
 		return fmt.Errorf("cannot record step %s in journal %s: %v", rec.ID, j.path, err)
 	}
-	line = append(line, '\n')
+	line = append(j.redact.Bytes(line), '\n')
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if _, err := j.f.Write(line); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
 	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/secret"
 )
 
 // Recorded holds the results a run left in its output directory's
@@ -76,3 +77,6 @@ func (rc *Recorded) Eval(src string) (any, error) {
 	}
 	return e.Eval(rc.r.env)
 }
+
+// Secrets redacts the values of the plan's secret variables and env names.
+func (rc *Recorded) Secrets() *secret.Redactor { return rc.r.Secrets }

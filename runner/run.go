@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -14,6 +15,7 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/eval"
 	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/secret"
 )
 
 // Runner executes a plan.
@@ -38,6 +40,12 @@ type Runner struct {
 	// finally steps, which get CleanupTimeout after it): the running
 	// step fails, naming the limit, and the rest are skipped.
 	Timeout time.Duration
+
+	// Secrets receives the values of the plan's secret variables and env
+	// names when the run starts; the journal is redacted through it, and
+	// so should everything else the caller prints or writes. A fresh one
+	// is made when nil.
+	Secrets *secret.Redactor
 
 	env     *eval.Env
 	journal *Journal
@@ -156,8 +164,14 @@ func (r *Runner) prepare() error {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	if r.Secrets == nil {
+		r.Secrets = &secret.Redactor{}
+	}
 	for _, name := range r.Plan.EnvNames {
 		r.env.SetEnv(name, getenv(name))
+		if slices.Contains(r.Plan.Secret, name) {
+			r.Secrets.Add(getenv(name))
+		}
 	}
 	for _, v := range r.Plan.Vars {
 		if v.Value == nil {
@@ -166,6 +180,9 @@ func (r *Runner) prepare() error {
 		x, err := v.Value.Eval(r.env)
 		if err != nil {
 			return fmt.Errorf("variable %s: %v", v.Name, err)
+		}
+		if slices.Contains(r.Plan.Secret, v.Name) {
+			addSecret(r.Secrets, eval.Plain(x))
 		}
 		if err := r.env.SetVar(v.Name, eval.Plain(x)); err != nil {
 			return err
@@ -198,6 +215,7 @@ func (r *Runner) prepare() error {
 			if err != nil {
 				return err
 			}
+			j.redact = r.Secrets
 			r.journal = j
 		}
 	}
@@ -205,6 +223,23 @@ func (r *Runner) prepare() error {
 		r.Runtime.PlaybookDir = filepath.Dir(r.Plan.Playbook.File)
 	}
 	return nil
+}
+
+// addSecret records every scalar inside a secret variable's value.
+func addSecret(r *secret.Redactor, x any) {
+	switch v := x.(type) {
+	case nil:
+	case []any:
+		for _, e := range v {
+			addSecret(r, e)
+		}
+	case map[string]any:
+		for _, e := range v {
+			addSecret(r, e)
+		}
+	default:
+		r.Add(eval.Format(v))
+	}
 }
 
 // zero is the result later steps see for a step that did not run: zero

@@ -22,6 +22,7 @@ type Playbook struct {
 	Description string     `yaml:"description" doc:"What the lab teaches."`
 	Vars        []*Var     `yaml:"vars" doc:"Variables with their defaults, in order; later values may use earlier ones. Override with --set name=value or --vars FILE. The YAML type of the default is the variable's type."`
 	Env         []Text     `yaml:"env" doc:"Names of environment variables the playbook may read as env.NAME; no others are visible."`
+	Secret      []Text     `yaml:"secret" doc:"Names of variables and env names whose values are secret: labrun writes [REDACTED] in their place in the journal, reports, progress and messages. Names holding TOKEN, PASSWORD, PASSWD, SECRET, CREDENTIAL, PRIVATE or the word KEY are secret without being listed."`
 	OutputDir   Text       `yaml:"outputDir" doc:"Directory every written file must stay inside (may use expressions, e.g. ${{ vars.out }}). Relative write paths are taken from here."`
 	Steps       []*Step    `yaml:"steps" required:"true" doc:"The steps, run in order."`
 	Finally     []*Step    `yaml:"finally" doc:"Cleanup steps that always run at the end, also after a failure or Ctrl-C."`

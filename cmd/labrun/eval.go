@@ -46,6 +46,10 @@ func evalCmd(args []string, stdout, stderr io.Writer) int {
 		return printLoadError(stderr, err)
 	}
 	rec, err := runner.OpenRecorded(plan, nil)
+	if err == nil {
+		// an expression may read a secret variable: print it redacted
+		stdout, stderr = rec.Secrets().Writer(stdout), rec.Secrets().Writer(stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "labrun eval: %v\n", err)
 		return exitInvalid

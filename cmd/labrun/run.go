@@ -12,6 +12,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/console"
+	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/kube"
 	"github.com/labrun/labrun/report"
 	"github.com/labrun/labrun/runner"
@@ -85,6 +86,10 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	if f, ok := stdout.(*os.File); ok && !*noProgress {
 		live = console.IsTerminal(f)
 	}
+	// The run fills secrets with the values of secret variables and env
+	// names once it has read them; everything printed goes through it.
+	secrets := &secret.Redactor{}
+	stdout, stderr = secrets.Writer(stdout), secrets.Writer(stderr)
 	r := &runner.Runner{
 		Plan: plan,
 		Runtime: &actions.Runtime{
@@ -98,6 +103,7 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		KeepGoing:  mode == actions.Check,
 		Sequential: *sequential,
 		Timeout:    *timeout,
+		Secrets:    secrets,
 	}
 	out, err := r.Run(ctx)
 	defer r.Runtime.Out.Close()
@@ -106,7 +112,7 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	for _, rq := range reqs {
-		if err := report.Write(rq.format, rq.path, out, r.Runtime.Out); err != nil {
+		if err := report.Write(rq.format, rq.path, out, r.Runtime.Out, secrets); err != nil {
 			fmt.Fprintf(stderr, "labrun %s: cannot write %s report: %v\n", name, rq.format, err)
 			return exitFailed
 		}

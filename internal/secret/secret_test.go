@@ -1,0 +1,39 @@
+package secret
+
+import "testing"
+
+func TestName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"API_TOKEN": true, "githubToken": true, "DB_PASSWORD": true, "passwd": true,
+		"client_secret": true, "AWS_CREDENTIALS": true, "privateKey": true,
+		"API_KEY": true, "apiKey": true, "key": true, "ssh-keys": true,
+		"KEYBOARD": false, "monkey": false, "keyspace": false, "out": false, "user": false,
+	} {
+		if got := Name(name); got != want {
+			t.Errorf("Name(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRedactor(t *testing.T) {
+	var r Redactor
+	if got := r.String("nothing yet"); got != "nothing yet" {
+		t.Errorf("empty redactor changed %q", got)
+	}
+	r.Add("")
+	r.Add(`a"b<c d`)
+	r.Add("ab")
+	for in, want := range map[string]string{
+		`x a"b<c d y`:           "x [REDACTED] y",
+		`"a\"b<c d"`:            `"[REDACTED]"`,
+		`"a\"b\u003cc d"`:       `"[REDACTED]"`,
+		`?q=a%22b%3Cc+d`:        `?q=[REDACTED]`,
+		`a&#34;b&lt;c d`:        `[REDACTED]`,
+		`"\"a\\\"b\u003cc d\""`: `"\"[REDACTED]\""`,
+		"ab abc":                "[REDACTED] [REDACTED]c",
+	} {
+		if got := r.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
