@@ -27,6 +27,11 @@ type Info struct {
 	NeedsUntil bool
 	// DynamicResult: the result type is derived from each step's spec.
 	DynamicResult bool
+	// WritesKey names the spec key that holds the path of the file the
+	// action writes ("" for actions that write no file). The compiler
+	// proves with it that parallel branches do not write the same file,
+	// and validate's plan shows it.
+	WritesKey string
 
 	mutatesKey string
 	run        func(ctx context.Context, rt *Runtime, spec any) (any, error)
@@ -58,6 +63,9 @@ type Def[S, R any] struct {
 	// MutatesKey names a boolean spec key by which a step declares that it
 	// changes the system although the action usually does not (run).
 	MutatesKey string
+	// WritesKey names the spec key that holds the path of the file the
+	// action writes (write's path).
+	WritesKey string
 }
 
 // StaticContext is what an action's static check may look at.
@@ -86,6 +94,7 @@ func Register[S, R any](d Def[S, R]) {
 		NeedsUntil: d.NeedsUntil,
 
 		DynamicResult: d.DynamicResult,
+		WritesKey:     d.WritesKey,
 	}
 	info.run = func(ctx context.Context, rt *Runtime, spec any) (any, error) {
 		r, err := d.Run(ctx, rt, spec.(*S))

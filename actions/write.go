@@ -49,8 +49,10 @@ func init() {
 		Name:    "write",
 		Doc:     "Write an output file (JSON with ordered keys, text, or key=value lines) atomically inside the output directory, optionally checked against a JSON Schema. In check mode, compare the learner's file instead.",
 		Mutates: false,
-		Run:     writeFile,
-		Check:   checkWrite,
+		// The file a step writes: parallel branches must not share one.
+		WritesKey: "path",
+		Run:       writeFile,
+		Check:     checkWrite,
 	})
 }
 

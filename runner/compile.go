@@ -686,13 +686,14 @@ func (s *StepPlan) Reads() []string {
 	return out
 }
 
-// Writes describes the file a write step produces, as written in the
-// playbook (it may hold expressions).
+// Writes describes the file the step produces, as written in the playbook
+// (it may hold expressions): the value of the key its action declares as
+// WritesKey.
 func (s *StepPlan) Writes() string {
-	if s.Action == nil || s.Action.Name != "write" || s.Spec == nil {
+	if s.Action == nil || s.Action.WritesKey == "" || s.Spec == nil {
 		return ""
 	}
-	p := s.Spec.Lookup("path")
+	p := s.Spec.Lookup(s.Action.WritesKey)
 	if p == nil {
 		return ""
 	}
