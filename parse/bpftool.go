@@ -367,8 +367,9 @@ type BpftoolLink struct {
 	ProgID int    `json:"progID" expr:"progID"`
 	// From the indented detail lines of newer bpftool versions:
 	// "ifindex lxc3a6f7d4e8c73(26)  attach_type tcx_ingress".
+	// Device and Ifindex are "" and null when no detail line printed them.
 	Device     string            `json:"device" expr:"device"`
-	Ifindex    int               `json:"ifindex" expr:"ifindex"`
+	Ifindex    *int              `json:"ifindex" expr:"ifindex"`
 	AttachType string            `json:"attachType" expr:"attachType"`
 	Details    map[string]string `json:"details" expr:"details"` // every "key value" pair of the detail lines, raw
 }
@@ -427,9 +428,9 @@ func ParseBpftoolLinkShow(text string) (BpftoolLinks, error) {
 				switch f[i] {
 				case "ifindex":
 					if dev, idx, ok := parseDevIndex(f[i+1]); ok {
-						l.Device, l.Ifindex = dev, idx
+						l.Device, l.Ifindex = dev, &idx
 					} else if n, err := strconv.Atoi(f[i+1]); err == nil {
-						l.Ifindex = n
+						l.Ifindex = &n
 					}
 				case "attach_type":
 					l.AttachType = f[i+1]

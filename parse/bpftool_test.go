@@ -100,7 +100,8 @@ func TestBpftoolLinkShow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "newer", newer[0], BpftoolLink{ID: 29, Type: "tcx", ProgID: 4773, Device: "lxc3a6f7d4e8c73", Ifindex: 26, AttachType: "tcx_ingress",
+	ifindex := 26
+	eq(t, "newer", newer[0], BpftoolLink{ID: 29, Type: "tcx", ProgID: 4773, Device: "lxc3a6f7d4e8c73", Ifindex: &ifindex, AttachType: "tcx_ingress",
 		Details: map[string]string{"prog": "4773", "ifindex": "lxc3a6f7d4e8c73(26)", "attach_type": "tcx_ingress"}})
 	_, err = ParseBpftoolLinkShow("\tifindex 3\n")
 	wantError(t, err, kindBpftoolLink, 1, "before any link")

@@ -19,27 +19,33 @@ const CurlWriteOut = `http_code=%{http_code}\ntime_total=%{time_total}\nexitcode
 
 // Curl is what curl's -w printed (and, if captured with it, curl's error
 // line on stderr).
+//
+// The typed numbers are null when curl did not print them (the write-out
+// format did not ask for them), never a 0 nobody printed; Fields has the
+// text of everything printed.
 type Curl struct {
 	// HTTPCode is the HTTP status; 0 when curl got no response (it prints
 	// "000").
-	HTTPCode  int     `json:"httpCode" expr:"httpCode"`
-	TimeTotal float64 `json:"timeTotal" expr:"timeTotal"` // seconds
-	// ExitCode is %{exitcode} (curl 7.75+): 0 on success, 7 couldn't
-	// connect, 28 timed out, ... HasExitCode tells whether it was printed;
-	// otherwise take the exit status of the curl process.
-	ExitCode          int     `json:"exitCode" expr:"exitCode"`
-	HasExitCode       bool    `json:"hasExitCode" expr:"hasExitCode"`
-	ErrorMsg          string  `json:"errorMsg" expr:"errorMsg"`
-	RemoteIP          string  `json:"remoteIP" expr:"remoteIP"`
-	RemotePort        int     `json:"remotePort" expr:"remotePort"`
-	LocalIP           string  `json:"localIP" expr:"localIP"`
-	LocalPort         int     `json:"localPort" expr:"localPort"`
-	URL               string  `json:"url" expr:"url"` // url_effective, else url
-	TimeNamelookup    float64 `json:"timeNamelookup" expr:"timeNamelookup"`
-	TimeConnect       float64 `json:"timeConnect" expr:"timeConnect"`
-	TimeStarttransfer float64 `json:"timeStarttransfer" expr:"timeStarttransfer"`
-	SizeDownload      int64   `json:"sizeDownload" expr:"sizeDownload"`
-	NumConnects       int     `json:"numConnects" expr:"numConnects"`
+	HTTPCode  *int     `json:"httpCode" expr:"httpCode"`
+	TimeTotal *float64 `json:"timeTotal" expr:"timeTotal"` // seconds
+	// ExitCode is %{exitcode} (curl 7.75+) or, when -w printed none, the
+	// code of curl's last "curl: (N)" line or kubectl's "command
+	// terminated with exit code N": 0 on success, 7 couldn't connect, 28
+	// timed out, ... null when none of them was printed: then take the
+	// exit status of the curl process. HasExitCode is ExitCode != null.
+	ExitCode          *int     `json:"exitCode" expr:"exitCode"`
+	HasExitCode       bool     `json:"hasExitCode" expr:"hasExitCode"`
+	ErrorMsg          string   `json:"errorMsg" expr:"errorMsg"`
+	RemoteIP          string   `json:"remoteIP" expr:"remoteIP"`
+	RemotePort        *int     `json:"remotePort" expr:"remotePort"`
+	LocalIP           string   `json:"localIP" expr:"localIP"`
+	LocalPort         *int     `json:"localPort" expr:"localPort"`
+	URL               string   `json:"url" expr:"url"` // url_effective, else url
+	TimeNamelookup    *float64 `json:"timeNamelookup" expr:"timeNamelookup"`
+	TimeConnect       *float64 `json:"timeConnect" expr:"timeConnect"`
+	TimeStarttransfer *float64 `json:"timeStarttransfer" expr:"timeStarttransfer"`
+	SizeDownload      *int64   `json:"sizeDownload" expr:"sizeDownload"`
+	NumConnects       *int     `json:"numConnects" expr:"numConnects"`
 	// Fields holds every variable printed, as text, under curl's own name
 	// ("http_code" -> "200"), typed above or not.
 	Fields map[string]string `json:"fields" expr:"fields"`
@@ -158,7 +164,7 @@ func ParseCurl(text string) (Curl, error) {
 		return Curl{}, newError(kindCurl, 0, "", err.Error())
 	}
 	if stderrCode >= 0 && !c.HasExitCode {
-		c.ExitCode, c.HasExitCode = stderrCode, true
+		c.ExitCode, c.HasExitCode = &stderrCode, true
 	}
 	if stderrMsg != "" && c.ErrorMsg == "" {
 		c.ErrorMsg = stderrMsg
@@ -212,53 +218,46 @@ func isCurlVarName(s string) bool {
 	return true
 }
 
-// fill sets the typed fields from Fields.
+// fill sets the typed fields from Fields; a variable not printed, or
+// printed empty, stays null.
 func (c *Curl) fill() error {
-	ints := []struct {
+	for _, x := range []struct {
 		name string
-		dst  *int
+		dst  **int
 	}{
 		{"http_code", &c.HTTPCode}, {"remote_port", &c.RemotePort}, {"local_port", &c.LocalPort},
-		{"num_connects", &c.NumConnects},
-	}
-	for _, x := range ints {
-		if v, ok := c.Fields[x.name]; ok && v != "" {
+		{"num_connects", &c.NumConnects}, {"exitcode", &c.ExitCode},
+	} {
+		if v := c.Fields[x.name]; v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return errString(x.name + ": expected an integer, got " + strconv.Quote(shortToken(v)))
 			}
-			*x.dst = n
+			*x.dst = &n
 		}
 	}
-	if v, ok := c.Fields["exitcode"]; ok && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return errString("exitcode: expected an integer, got " + strconv.Quote(shortToken(v)))
-		}
-		c.ExitCode, c.HasExitCode = n, true
-	}
-	floats := []struct {
+	c.HasExitCode = c.ExitCode != nil
+	for _, x := range []struct {
 		name string
-		dst  *float64
+		dst  **float64
 	}{
 		{"time_total", &c.TimeTotal}, {"time_namelookup", &c.TimeNamelookup},
 		{"time_connect", &c.TimeConnect}, {"time_starttransfer", &c.TimeStarttransfer},
-	}
-	for _, x := range floats {
-		if v, ok := c.Fields[x.name]; ok && v != "" {
+	} {
+		if v := c.Fields[x.name]; v != "" {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				return errString(x.name + ": expected seconds, got " + strconv.Quote(shortToken(v)))
 			}
-			*x.dst = f
+			*x.dst = &f
 		}
 	}
-	if v, ok := c.Fields["size_download"]; ok && v != "" {
+	if v := c.Fields["size_download"]; v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return errString("size_download: expected an integer")
 		}
-		c.SizeDownload = n
+		c.SizeDownload = &n
 	}
 	c.ErrorMsg = c.Fields["errormsg"]
 	c.RemoteIP = c.Fields["remote_ip"]

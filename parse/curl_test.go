@@ -7,43 +7,43 @@ func TestCurlCaptures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "code", ok.HTTPCode, 200)
-	eq(t, "exit", ok.ExitCode, 0)
+	eq(t, "code", deref(ok.HTTPCode), 200)
+	eq(t, "exit", deref(ok.ExitCode), 0)
 	eq(t, "has exit", ok.HasExitCode, true)
-	eq(t, "remote", ok.RemoteIP+":"+itoa(ok.RemotePort), "127.0.0.1:8080")
-	if ok.TimeTotal <= 0 || ok.TimeTotal > 5 {
-		t.Errorf("time_total %v", ok.TimeTotal)
+	eq(t, "remote", ok.RemoteIP+":"+itoa(*ok.RemotePort), "127.0.0.1:8080")
+	if ok.TimeTotal == nil || *ok.TimeTotal <= 0 || *ok.TimeTotal > 5 {
+		t.Errorf("time_total %v", deref(ok.TimeTotal))
 	}
 	refused, err := ParseCurl(input(t, "local/curl-w/kv-refused.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "000 is 0", refused.HTTPCode, 0)
-	eq(t, "exit 7", refused.ExitCode, 7)
+	eq(t, "000 is 0", deref(refused.HTTPCode), 0)
+	eq(t, "exit 7", deref(refused.ExitCode), 7)
 	eq(t, "message", refused.ErrorMsg, "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server")
 	timeout, err := ParseCurl(input(t, "local/curl-w/kv-timeout.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "exit 28", timeout.ExitCode, 28)
-	if timeout.TimeTotal < 1 {
-		t.Errorf("timeout took %v s", timeout.TimeTotal)
+	eq(t, "exit 28", deref(timeout.ExitCode), 28)
+	if timeout.TimeTotal == nil || *timeout.TimeTotal < 1 {
+		t.Errorf("timeout took %v s", deref(timeout.TimeTotal))
 	}
 
 	js, err := ParseCurl(input(t, "local/curl-w/json-200.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "json code", js.HTTPCode, 200)
+	eq(t, "json code", deref(js.HTTPCode), 200)
 	eq(t, "json url", js.URL, "http://127.0.0.1:8080/")
 	eq(t, "json local ip", js.LocalIP, "127.0.0.1")
-	eq(t, "json connects", js.NumConnects, 1)
+	eq(t, "json connects", deref(js.NumConnects), 1)
 	eq(t, "json raw", js.Fields["method"], "GET")
 	jr, err := ParseCurl(input(t, "local/curl-w/json-refused.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "json exit", jr.ExitCode, 7)
+	eq(t, "json exit", deref(jr.ExitCode), 7)
 	eq(t, "json null", jr.Fields["content_type"], "")
 }
 
@@ -71,9 +71,9 @@ func TestCurlCodeTimeAndStderr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "code", c.HTTPCode, 0)
-	eq(t, "time", c.TimeTotal, 0.000512)
-	eq(t, "exit from stderr", c.ExitCode, 7)
+	eq(t, "code", deref(c.HTTPCode), 0)
+	eq(t, "time", deref(c.TimeTotal), 0.000512)
+	eq(t, "exit from stderr", deref(c.ExitCode), 7)
 	eq(t, "has exit", c.HasExitCode, true)
 	eq(t, "message", c.ErrorMsg, "Failed to connect to 10.43.7.7 port 80 after 0 ms: Couldn't connect to server")
 	eq(t, "fields only hold -w output", c.Fields, map[string]string{"http_code": "000", "time_total": "0.000512"})
@@ -82,20 +82,20 @@ func TestCurlCodeTimeAndStderr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "200", []any{ok.HTTPCode, ok.TimeTotal, ok.HasExitCode}, []any{200, 0.004211, false})
+	eq(t, "200", []any{deref(ok.HTTPCode), deref(ok.TimeTotal), ok.HasExitCode}, []any{200, 0.004211, false})
 
 	to, err := ParseCurl("000 5.001234\ncurl: (28) Connection timed out after 5001 milliseconds\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "timeout", []any{to.ExitCode, to.TimeTotal}, []any{28, 5.001234})
+	eq(t, "timeout", []any{deref(to.ExitCode), deref(to.TimeTotal)}, []any{28, 5.001234})
 
 	// -w's own exitcode wins over the stderr line.
 	both, err := ParseCurl("exitcode=7\nerrormsg=from -w\ncurl: (28) other\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "-w wins", []any{both.ExitCode, both.ErrorMsg}, []any{7, "from -w"})
+	eq(t, "-w wins", []any{deref(both.ExitCode), both.ErrorMsg}, []any{7, "from -w"})
 
 	_, err = ParseCurl("200 fast\n")
 	wantError(t, err, kindCurl, 1, "CODE SECONDS")
@@ -108,6 +108,6 @@ func TestCurlJSONThenStderr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "exit from stderr", c.ExitCode, 7)
+	eq(t, "exit from stderr", deref(c.ExitCode), 7)
 	eq(t, "json message kept", c.ErrorMsg, "see curl: (7) inside")
 }

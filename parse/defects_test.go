@@ -215,5 +215,5 @@ func TestCurlSeveralErrors(t *testing.T) {
 	eq(t, "errors", c.Errors, []CurlError{
 		{Code: 7, Message: "Failed to connect to 10.96.0.1 port 80 after 0 ms: Couldn't connect to server"},
 		{Code: 28, Message: "Connection timed out after 5001 milliseconds"}})
-	eq(t, "exit code of the last", c.ExitCode, 28)
+	eq(t, "exit code of the last", deref(c.ExitCode), 28)
 }

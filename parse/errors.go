@@ -78,7 +78,10 @@ func jsonError(parser, text string, err error) *Error {
 	if strings.TrimSpace(text) == "" {
 		return newError(parser, 0, "", "empty input")
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "unexpected end of JSON input" {
+	// A syntax error at the very end (inside a last literal cut short,
+	// "true" as "t") is a cut too.
+	if errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "unexpected end of JSON input" ||
+		offset >= int64(len(strings.TrimRight(text, " \t\r\n"))) {
 		e := newError(parser, 1+strings.Count(text, "\n"), lastLine(text), "JSON ends before its closing bracket (truncated output)")
 		e.Truncated = true
 		return e

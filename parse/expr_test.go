@@ -62,8 +62,8 @@ func TestExprLabExpressions(t *testing.T) {
 		{`ipt.CountContaining("CILIUM") > 0`, true},
 		{`len(ss.LocalPort(30780))`, 0},
 		{`nst.Match("10.42.0.40:40404")[0].foreign.String()`, "10.42.0.32:8080"},
-		{`curl.exitCode`, 7},
-		{`curl.httpCode`, 0},
+		{`curl.exitCode == 7`, true},
+		{`curl.httpCode == 0`, true},
 	}
 	for _, c := range cases {
 		prog, err := expr.Compile(c.code, expr.Env(env))

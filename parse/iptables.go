@@ -174,7 +174,9 @@ func ParseIPTablesSave(text string) (IPTables, error) {
 		}
 	}
 	if cur != nil {
-		return IPTables{}, newError(kindIPTables, r.num, "", "missing COMMIT after *"+cur.Name)
+		e := newError(kindIPTables, r.num, "", "output ends before the COMMIT of *"+cur.Name+" (truncated)")
+		e.Truncated = true
+		return IPTables{}, e
 	}
 	return out, nil
 }

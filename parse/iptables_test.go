@@ -70,7 +70,7 @@ func TestIPTablesSaveEmptyAndErrors(t *testing.T) {
 	}
 	eq(t, "empty", ipt.CountContaining("CILIUM"), 0)
 	_, err = ParseIPTablesSave("*filter\n:INPUT ACCEPT [0:0]\n")
-	wantError(t, err, kindIPTables, 2, "missing COMMIT")
+	wantError(t, err, kindIPTables, 2, "ends before the COMMIT of *filter (truncated)")
 	_, err = ParseIPTablesSave("-A INPUT -j ACCEPT\n")
 	wantError(t, err, kindIPTables, 1, "outside a table")
 	_, err = ParseIPTablesSave("*filter\nhello\nCOMMIT\n")

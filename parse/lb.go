@@ -37,7 +37,7 @@ type LBList struct {
 	Entries []LBEntry `json:"entries" expr:"entries"`
 	// Layout is "slots" for the per-slot layout of Cilium 1.15+
 	// ("10.43.0.10:53/UDP (0)") and "grouped" for the older layout that
-	// printed one key followed by its values.
+	// printed one key followed by its values; "" when there are no rows.
 	Layout string `json:"layout" expr:"layout"`
 }
 
@@ -148,7 +148,7 @@ func parseLBListText(text string) (LBList, error) {
 	if err := refuseCut(kindLBList, "rows", text, parseLBListText, func(l LBList) int { return len(l.Entries) }); err != nil {
 		return LBList{}, err
 	}
-	l := LBList{Entries: []LBEntry{}, Layout: "slots"}
+	l := LBList{Entries: []LBEntry{}}
 	r := newLineReader(text)
 	sawLine := false
 	var current *L4Addr // grouped layout: the key of the lines below
@@ -199,6 +199,9 @@ func parseLBListText(text string) (LBList, error) {
 			e, err := parseLBValue(value, fe, slot)
 			if err != nil {
 				return LBList{}, newError(kindLBList, r.num, line, err.Error())
+			}
+			if l.Layout == "" {
+				l.Layout = "slots"
 			}
 			l.Entries = append(l.Entries, e)
 			current = nil

@@ -57,3 +57,12 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func asError(err error, target **Error) bool { return errors.As(err, target) }
+
+// deref is *p, or nil for a nil pointer: the value of a field that is
+// null when the output did not print it.
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
