@@ -9,12 +9,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/syntax"
+	"github.com/labrun/labrun/internal/fields"
+	"github.com/labrun/labrun/internal/yamlnode"
 	"gopkg.in/yaml.v3"
 )
 
@@ -317,7 +317,7 @@ func check(v *Value, t reflect.Type, errs *diag.List) {
 		return
 	case litKind:
 		if !literalFits(v.lit, t) {
-			errs.Add(v.Pos, "expected %s, found %s", want, syntax.Describe(v.Node))
+			errs.Add(v.Pos, "expected %s, found %s", want, yamlnode.Describe(v.Node))
 		}
 		return
 	case listKind:
@@ -344,11 +344,10 @@ func check(v *Value, t reflect.Type, errs *diag.List) {
 }
 
 func checkStruct(v *Value, t reflect.Type, errs *diag.List) {
-	fields := SpecFields(t)
-	names := make([]string, 0, len(fields))
-	byName := map[string]SpecField{}
-	for _, f := range fields {
-		names = append(names, f.Key)
+	fs := fields.Of(t)
+	names := fields.Keys(t)
+	byName := map[string]fields.Field{}
+	for _, f := range fs {
 		byName[f.Key] = f
 	}
 	suggested := map[string]bool{}
@@ -362,56 +361,11 @@ func checkStruct(v *Value, t reflect.Type, errs *diag.List) {
 		}
 		check(v.vals[i], f.Type, errs)
 	}
-	for _, f := range fields {
+	for _, f := range fs {
 		if f.Required && v.Lookup(f.Key) == nil && !suggested[f.Key] {
 			errs.Add(v.Pos, "missing required key %q", f.Key)
 		}
 	}
-}
-
-// SpecField is one key of a spec struct, from its tags.
-type SpecField struct {
-	Key      string
-	Index    []int // path through embedded structs, for FieldByIndex
-	Type     reflect.Type
-	Required bool
-	Doc      string
-}
-
-// SpecFields lists a spec struct's YAML keys in declaration order. The
-// fields of an embedded struct count as the outer struct's own, so specs
-// can share groups of keys (a pod target, say). The list is made once per
-// type (every step's spec is checked against it) and shared: callers must
-// not change it.
-func SpecFields(t reflect.Type) []SpecField {
-	if v, ok := specFieldsOf.Load(t); ok {
-		return v.([]SpecField)
-	}
-	out := specFields(t)
-	specFieldsOf.Store(t, out)
-	return out
-}
-
-var specFieldsOf sync.Map // reflect.Type -> []SpecField
-
-func specFields(t reflect.Type) []SpecField {
-	var out []SpecField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			for _, inner := range specFields(f.Type) {
-				inner.Index = append([]int{i}, inner.Index...)
-				out = append(out, inner)
-			}
-			continue
-		}
-		key := strings.Split(f.Tag.Get("yaml"), ",")[0]
-		if key == "" || key == "-" || !f.IsExported() {
-			continue
-		}
-		out = append(out, SpecField{Key: key, Index: []int{i}, Type: f.Type, Required: f.Tag.Get("required") == "true", Doc: f.Tag.Get("doc")})
-	}
-	return out
 }
 
 func literalFits(lit any, t reflect.Type) bool {
@@ -695,8 +649,8 @@ func assign(x any, target reflect.Value, src *Value) error {
 		target.Set(m)
 		return nil
 	case reflect.Struct:
-		byKey := map[string]SpecField{}
-		for _, f := range SpecFields(t) {
+		byKey := map[string]fields.Field{}
+		for _, f := range fields.Of(t) {
 			byKey[f.Key] = f
 		}
 		return eachEntry(x, func(k string, val any) error {

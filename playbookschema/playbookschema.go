@@ -7,11 +7,11 @@ package playbookschema
 import (
 	"encoding/json"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/fields"
 	"github.com/labrun/labrun/syntax"
 )
 
@@ -74,20 +74,20 @@ func Generate() ([]byte, error) {
 		"title", "labrun playbook",
 		"description", "A lab as variables and ordered steps; see labrun's README.",
 	)
-	props, required := structProps(reflect.TypeOf(syntax.Playbook{}), func(key string, f reflect.StructField) any {
+	props, required := structProps(reflect.TypeOf(syntax.Playbook{}), func(key, doc string) any {
 		switch key {
 		case "vars":
-			return newObj("type", "object", "propertyNames", newObj("pattern", idPattern), "description", f.Tag.Get("doc"))
+			return newObj("type", "object", "propertyNames", newObj("pattern", idPattern), "description", doc)
 		case "env":
-			return newObj("type", "array", "items", newObj("type", "string"), "description", f.Tag.Get("doc"))
+			return newObj("type", "array", "items", newObj("type", "string"), "description", doc)
 		case "steps", "finally":
-			s := newObj("type", "array", "items", newObj("$ref", "#/$defs/step"), "description", f.Tag.Get("doc"))
+			s := newObj("type", "array", "items", newObj("$ref", "#/$defs/step"), "description", doc)
 			if key == "steps" {
 				s.set("minItems", 1)
 			}
 			return s
 		}
-		return newObj("type", "string", "description", f.Tag.Get("doc"))
+		return newObj("type", "string", "description", doc)
 	})
 	root.set("type", "object")
 	root.set("required", required)
@@ -101,27 +101,23 @@ func Generate() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// structProps builds properties and required keys from yaml/doc tags.
-func structProps(t reflect.Type, fieldSchema func(key string, f reflect.StructField) any) (*obj, []string) {
+// structProps builds properties and required keys from the keys the
+// loader reads.
+func structProps(t reflect.Type, fieldSchema func(key, doc string) any) (*obj, []string) {
 	props := newObj()
 	required := []string{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		key := strings.Split(f.Tag.Get("yaml"), ",")[0]
-		if key == "" || key == "-" {
-			continue
-		}
-		props.set(key, fieldSchema(key, f))
-		if f.Tag.Get("required") == "true" {
-			required = append(required, key)
+	for _, f := range fields.Of(t) {
+		props.set(f.Key, fieldSchema(f.Key, f.Doc))
+		if f.Required {
+			required = append(required, f.Key)
 		}
 	}
 	return props, required
 }
 
 func assertionSchema() *obj {
-	props, required := structProps(reflect.TypeOf(syntax.Assertion{}), func(key string, f reflect.StructField) any {
-		return newObj("type", "string", "description", f.Tag.Get("doc"))
+	props, required := structProps(reflect.TypeOf(syntax.Assertion{}), func(key, doc string) any {
+		return newObj("type", "string", "description", doc)
 	})
 	return newObj("anyOf", []any{
 		newObj("type", "string", "description", "An expression that must be true."),
@@ -130,8 +126,7 @@ func assertionSchema() *obj {
 }
 
 func stepSchema() *obj {
-	props, required := structProps(reflect.TypeOf(syntax.Step{}), func(key string, f reflect.StructField) any {
-		doc := f.Tag.Get("doc")
+	props, required := structProps(reflect.TypeOf(syntax.Step{}), func(key, doc string) any {
 		switch key {
 		case "id":
 			return newObj("type", "string", "pattern", idPattern, "description", doc)
@@ -201,7 +196,7 @@ func specSchema(t reflect.Type) *obj {
 	case reflect.Struct:
 		props := newObj()
 		required := []string{}
-		for _, f := range eval.SpecFields(t) {
+		for _, f := range fields.Of(t) {
 			s := specSchema(f.Type)
 			if f.Doc != "" {
 				s.set("description", f.Doc)

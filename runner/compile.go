@@ -18,6 +18,7 @@ import (
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
 	"github.com/labrun/labrun/internal/secret"
+	"github.com/labrun/labrun/internal/yamlnode"
 	"github.com/labrun/labrun/syntax"
 	"gopkg.in/yaml.v3"
 )
@@ -376,7 +377,7 @@ func (c *compiler) fitOverride(v *syntax.Var, t reflect.Type, o override) *yaml.
 	if o.file != "" {
 		pos = syntax.Pos(o.file, n)
 	}
-	c.errs.Add(pos, "%svariable %s is %s (its default at %s), but the value given is %s", o.prefix(), v.Name, typeWord(want), v.Pos, syntax.Describe(n))
+	c.errs.Add(pos, "%svariable %s is %s (its default at %s), but the value given is %s", o.prefix(), v.Name, typeWord(want), v.Pos, yamlnode.Describe(n))
 	return v.Value
 }
 
@@ -567,7 +568,7 @@ func (c *compiler) loop(index int, s *syntax.Step, sp *StepPlan) {
 		}
 		item = e.Type.Elem()
 	case e == nil && v.Items() == nil:
-		c.errs.Add(pos, "loop needs a list or a ${{ }} expression giving one, found %s", syntax.Describe(s.Loop))
+		c.errs.Add(pos, "loop needs a list or a ${{ }} expression giving one, found %s", yamlnode.Describe(s.Loop))
 		return
 	}
 	sp.Loop, sp.Item = v, item

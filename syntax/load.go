@@ -3,7 +3,6 @@ package syntax
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"reflect"
@@ -11,11 +10,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/internal/fields"
+	"github.com/labrun/labrun/internal/yamlnode"
 	"gopkg.in/yaml.v3"
 )
 
@@ -115,7 +115,7 @@ func parseDocument(file string, data []byte) (*yaml.Node, error) {
 		return nil, at(root.Line, root.Column, "empty playbook: expected a mapping with name and steps")
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, at(root.Line, root.Column, "a playbook must be a YAML mapping with name and steps, found %s", describe(root))
+		return nil, at(root.Line, root.Column, "a playbook must be a YAML mapping with name and steps, found %s", yamlnode.Describe(root))
 	}
 	return root, nil
 }
@@ -152,36 +152,6 @@ func firstInvalidUTF8(data []byte) int {
 	return len(data)
 }
 
-// describe names a node's YAML type for messages ("a list", "the string \"x\"").
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return "null"
-		case "!!bool":
-			return "the boolean " + n.Value
-		case "!!int", "!!float":
-			return "the number " + n.Value
-		}
-		v := n.Value
-		if len(v) > 40 {
-			v = v[:37] + "..."
-		}
-		return fmt.Sprintf("the string %q", v)
-	}
-	return "nothing"
-}
-
-// Describe is describe for other packages that report on raw nodes.
-func Describe(n *yaml.Node) string { return describe(n) }
-
 // decoder walks YAML nodes into the structs of this package, collecting
 // errors instead of stopping at the first one.
 type decoder struct {
@@ -191,17 +161,17 @@ type decoder struct {
 	inBranch bool // decoding the steps of a parallel step's branch
 
 	// What every step is decoded with, made once per playbook.
-	stepFields map[string]field // control keys (id, when, ...)
-	stepKeys   []string         // the same, in declaration order
+	stepFields map[string]fields.Field // control keys (id, when, ...)
+	stepKeys   []string                // the same, in declaration order
 	isAction   map[string]bool
 }
 
 func newDecoder(file string, actions []string) *decoder {
-	d := &decoder{file: file, actions: actions, stepFields: map[string]field{}, isAction: map[string]bool{}}
-	for _, f := range structFields(stepType) {
-		d.stepFields[f.key] = f
-		d.stepKeys = append(d.stepKeys, f.key)
+	d := &decoder{file: file, actions: actions, stepFields: map[string]fields.Field{}, isAction: map[string]bool{}}
+	for _, f := range fields.Of(stepType) {
+		d.stepFields[f.Key] = f
 	}
+	d.stepKeys = fields.Keys(stepType)
 	for _, a := range actions {
 		d.isAction[a] = true
 	}
@@ -237,45 +207,6 @@ func (d *decoder) checkNoAliases(n *yaml.Node) bool {
 	return true
 }
 
-// field is one YAML key of a struct, read from its tags.
-type field struct {
-	key      string
-	index    int
-	required bool
-}
-
-// structFields lists the YAML keys of a struct type, made once per type
-// (every step is decoded with them) and shared: callers must not change
-// the list.
-func structFields(t reflect.Type) []field {
-	if v, ok := structFieldsOf.Load(t); ok {
-		return v.([]field)
-	}
-	var out []field
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		key := strings.Split(f.Tag.Get("yaml"), ",")[0]
-		if key == "" || key == "-" {
-			continue
-		}
-		out = append(out, field{key: key, index: i, required: f.Tag.Get("required") == "true"})
-	}
-	structFieldsOf.Store(t, out)
-	return out
-}
-
-var structFieldsOf sync.Map // reflect.Type -> []field
-
-// Keys returns the YAML keys a struct type accepts, for schema generation
-// and "did you mean" suggestions.
-func Keys(t reflect.Type) []string {
-	var keys []string
-	for _, f := range structFields(t) {
-		keys = append(keys, f.key)
-	}
-	return keys
-}
-
 var (
 	textType     = reflect.TypeOf(Text{})
 	durationType = reflect.TypeOf(Duration{})
@@ -290,15 +221,14 @@ var (
 // suggestion, duplicate keys, and missing required keys.
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "expected a mapping, found %s", describe(n))
+		d.errorf(n, "expected a mapping, found %s", yamlnode.Describe(n))
 		return
 	}
-	fields := structFields(v.Type())
-	byKey := map[string]field{}
-	var keys []string
-	for _, f := range fields {
-		byKey[f.key] = f
-		keys = append(keys, f.key)
+	fs := fields.Of(v.Type())
+	byKey := map[string]fields.Field{}
+	keys := fields.Keys(v.Type())
+	for _, f := range fs {
+		byKey[f.Key] = f
 	}
 	seen := map[string]bool{}
 	suggested := map[string]bool{}
@@ -313,12 +243,12 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value) {
 			d.errorf(k, "unknown key %q%s; expected one of: %s", k.Value, diag.DidYouMean(k.Value, keys), strings.Join(keys, ", "))
 			continue
 		}
-		d.decodeValue(val, v.Field(f.index))
+		d.decodeValue(val, v.FieldByIndex(f.Index))
 	}
-	for _, f := range fields {
+	for _, f := range fs {
 		// A misspelled required key is reported once, as the typo.
-		if f.required && !seen[f.key] && !suggested[f.key] {
-			d.errorf(n, "missing required key %q", f.key)
+		if f.Required && !seen[f.Key] && !suggested[f.Key] {
+			d.errorf(n, "missing required key %q", f.Key)
 		}
 	}
 }
@@ -326,7 +256,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value) {
 // checkKey validates a mapping key: a plain string, not seen before.
 func (d *decoder) checkKey(k *yaml.Node, seen map[string]bool) bool {
 	if k.Kind != yaml.ScalarNode || (k.Tag != "!!str" && k.Tag != "!!int" && k.Tag != "!!bool" && k.Tag != "!!float") {
-		d.errorf(k, "mapping keys must be plain strings, found %s", describe(k))
+		d.errorf(k, "mapping keys must be plain strings, found %s", yamlnode.Describe(k))
 		return false
 	}
 	if seen[k.Value] {
@@ -341,7 +271,7 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 	switch v.Type() {
 	case textType:
 		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			d.errorf(n, "expected a string, found %s", describe(n))
+			d.errorf(n, "expected a string, found %s", yamlnode.Describe(n))
 			return
 		}
 		v.Set(reflect.ValueOf(Text{Value: n.Value, Pos: d.pos(n), Node: n}))
@@ -368,24 +298,24 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			d.errorf(n, "expected a string, found %s", describe(n))
+			d.errorf(n, "expected a string, found %s", yamlnode.Describe(n))
 			return
 		}
 		v.SetString(n.Value)
 	case reflect.Int:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			d.errorf(n, "expected a whole number, found %s", describe(n))
+			d.errorf(n, "expected a whole number, found %s", yamlnode.Describe(n))
 			return
 		}
 		i, err := strconv.Atoi(n.Value)
 		if err != nil || i < 0 {
-			d.errorf(n, "expected a whole number from 0 up, found %s", describe(n))
+			d.errorf(n, "expected a whole number from 0 up, found %s", yamlnode.Describe(n))
 			return
 		}
 		v.SetInt(int64(i))
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, "expected a list, found %s", describe(n))
+			d.errorf(n, "expected a list, found %s", yamlnode.Describe(n))
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -401,7 +331,7 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 // duration reads "250ms", "2m", "1h30m" or a plain number of seconds.
 func (d *decoder) duration(n *yaml.Node) (Duration, bool) {
 	if n.Kind != yaml.ScalarNode {
-		d.errorf(n, "expected a duration such as 30s or 2m, found %s", describe(n))
+		d.errorf(n, "expected a duration such as 30s or 2m, found %s", yamlnode.Describe(n))
 		return Duration{}, false
 	}
 	var dur time.Duration
@@ -409,7 +339,7 @@ func (d *decoder) duration(n *yaml.Node) (Duration, bool) {
 	case "!!int", "!!float":
 		f, err := strconv.ParseFloat(n.Value, 64)
 		if err != nil {
-			d.errorf(n, "expected a duration such as 30s or 2m, found %s", describe(n))
+			d.errorf(n, "expected a duration such as 30s or 2m, found %s", yamlnode.Describe(n))
 			return Duration{}, false
 		}
 		dur = time.Duration(f * float64(time.Second))
@@ -417,11 +347,11 @@ func (d *decoder) duration(n *yaml.Node) (Duration, bool) {
 		var err error
 		dur, err = time.ParseDuration(n.Value)
 		if err != nil {
-			d.errorf(n, "expected a duration such as 30s or 2m, found %s", describe(n))
+			d.errorf(n, "expected a duration such as 30s or 2m, found %s", yamlnode.Describe(n))
 			return Duration{}, false
 		}
 	default:
-		d.errorf(n, "expected a duration such as 30s or 2m, found %s", describe(n))
+		d.errorf(n, "expected a duration such as 30s or 2m, found %s", yamlnode.Describe(n))
 		return Duration{}, false
 	}
 	if dur <= 0 {
@@ -436,7 +366,7 @@ func (d *decoder) vars(n *yaml.Node) []*Var {
 		if n.Tag == "!!null" {
 			return nil
 		}
-		d.errorf(n, "vars must be a mapping of name: default value, found %s", describe(n))
+		d.errorf(n, "vars must be a mapping of name: default value, found %s", yamlnode.Describe(n))
 		return nil
 	}
 	seen := map[string]bool{}
@@ -457,7 +387,7 @@ func (d *decoder) vars(n *yaml.Node) []*Var {
 
 func (d *decoder) asserts(n *yaml.Node) []*Assertion {
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "assert must be a list of conditions, found %s", describe(n))
+		d.errorf(n, "assert must be a list of conditions, found %s", yamlnode.Describe(n))
 		return nil
 	}
 	var out []*Assertion
@@ -470,7 +400,7 @@ func (d *decoder) asserts(n *yaml.Node) []*Assertion {
 			d.decodeStruct(c, reflect.ValueOf(a).Elem())
 			a.Pos = d.pos(c)
 		default:
-			d.errorf(c, "an assertion is an expression string or a mapping with that/message/hint, found %s", describe(c))
+			d.errorf(c, "an assertion is an expression string or a mapping with that/message/hint, found %s", yamlnode.Describe(c))
 			continue
 		}
 		out = append(out, a)
@@ -480,7 +410,7 @@ func (d *decoder) asserts(n *yaml.Node) []*Assertion {
 
 func (d *decoder) steps(n *yaml.Node) []*Step {
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "expected a list of steps, found %s", describe(n))
+		d.errorf(n, "expected a list of steps, found %s", yamlnode.Describe(n))
 		return nil
 	}
 	var out []*Step
@@ -496,7 +426,7 @@ func (d *decoder) steps(n *yaml.Node) []*Step {
 // one remaining key that names an action.
 func (d *decoder) step(n *yaml.Node) *Step {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "a step must be a mapping with an id and one action, found %s", describe(n))
+		d.errorf(n, "a step must be a mapping with an id and one action, found %s", yamlnode.Describe(n))
 		return nil
 	}
 	s := &Step{Pos: d.pos(n)}
@@ -510,7 +440,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			continue
 		}
 		if f, ok := d.stepFields[k.Value]; ok {
-			d.decodeValue(val, v.Field(f.index))
+			d.decodeValue(val, v.FieldByIndex(f.Index))
 			continue
 		}
 		if k.Value == ParallelKey {
@@ -560,7 +490,7 @@ func (d *decoder) checkParallelStep(n *yaml.Node, s *Step) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i].Value
-		if k == ParallelKey || k == s.Action || slices.Contains(parallelKeys, k) || !slices.Contains(Keys(stepType), k) {
+		if k == ParallelKey || k == s.Action || slices.Contains(parallelKeys, k) || !slices.Contains(d.stepKeys, k) {
 			continue
 		}
 		d.errorf(n.Content[i], "a parallel step takes only id, name and when besides parallel; put %s on the steps in its branches", k)
@@ -575,7 +505,7 @@ func (d *decoder) branches(k, n *yaml.Node, group *Step) []*Branch {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "parallel is a mapping of branch name to a list of steps, found %s", describe(n))
+		d.errorf(n, "parallel is a mapping of branch name to a list of steps, found %s", yamlnode.Describe(n))
 		return nil
 	}
 	if len(n.Content) < 4 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/fields"
 	"github.com/labrun/labrun/runner"
 )
 
@@ -29,7 +30,7 @@ func actionsCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "    NAME: VALUE      names of your choosing\n  result:\n    NAME           the value's type\n\n")
 			continue
 		}
-		for _, f := range eval.SpecFields(a.Spec) {
+		for _, f := range fields.Of(a.Spec) {
 			req := ""
 			if f.Required {
 				req = " (required)"
