@@ -1,0 +1,249 @@
+package eval
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/labrun/labrun/diag"
+)
+
+// Checking what an expression reads (steps.X, vars.X, env.X, result
+// fields) in the playbook's words, before expr's own checker.
+
+// checkRefs walks the expression for steps.X, vars.X, env.X and result
+// member chains and reports unknown or not-yet-run names in the words of
+// the playbook, with a suggestion, before expr's more generic checker.
+// wholeSteps says the expression uses steps other than as steps.NAME.
+func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Context) (refs []string, wholeSteps bool, err error) {
+	var first error
+	fail := func(n ast.Node, format string, args ...any) {
+		if first != nil {
+			return
+		}
+		p := pos
+		if loc := n.Location(); loc.From > 0 && p.Line > 0 {
+			p.Col += utf8.RuneCountInString(src[:min(loc.From, len(src))])
+		}
+		first = diag.Errorf(p, "in expression %s: %s", quoteExpr(src), fmt.Sprintf(format, args...))
+	}
+	v := &refVisitor{}
+	ast.Walk(&root, v)
+	for _, chain := range v.chains {
+		names := chain.names
+		if len(names) >= 2 && (names[0] == RootSteps || names[0] == RootVars) {
+			ref := names[0] + "." + names[1]
+			if !slices.Contains(refs, ref) {
+				refs = append(refs, ref)
+			}
+		}
+		switch names[0] {
+		case RootSteps:
+			if len(names) < 2 {
+				wholeSteps = true
+				continue
+			}
+			s, ok := c.steps[names[1]]
+			if !ok {
+				fail(chain.node, "unknown step %q%s", names[1], diag.DidYouMean(names[1], c.stepOrder))
+				continue
+			}
+			if s.index >= ctx.Step {
+				if ctx.Step >= 0 && s.index == ctx.Step {
+					fail(chain.node, "steps.%s is this step itself; use result for its own result", names[1])
+				} else {
+					fail(chain.node, "step %q has not run yet at this point (it is declared at %s)", names[1], s.pos)
+				}
+				continue
+			}
+			if ctx.Unavailable != nil {
+				if why := ctx.Unavailable(names[1]); why != "" {
+					fail(chain.node, "%s", why)
+					continue
+				}
+			}
+			if msg := fieldPath("steps."+names[1], s.result, names[2:]); msg != "" {
+				fail(chain.node, "%s", msg)
+			}
+		case RootVars:
+			if len(names) < 2 {
+				continue
+			}
+			t, ok := c.varTypes[names[1]]
+			if !ok {
+				fail(chain.node, "unknown variable %q%s", names[1], diag.DidYouMean(names[1], c.varOrder))
+				continue
+			}
+			if msg := fieldPath("vars."+names[1], t, names[2:]); msg != "" {
+				fail(chain.node, "%s", msg)
+			}
+		case RootEnv:
+			if len(names) < 2 {
+				continue
+			}
+			if !slices.Contains(c.envNames, names[1]) {
+				fail(chain.node, "environment variable %q is not declared; add it to the playbook's env list%s", names[1], diag.DidYouMean(names[1], c.envNames))
+			}
+		case RootResult:
+			if ctx.Result == nil {
+				fail(chain.node, "result is not available here; it exists in until and assert of a step")
+				continue
+			}
+			if msg := fieldPath("result", ctx.Result, names[1:]); msg != "" {
+				fail(chain.node, "%s", msg)
+			}
+		case RootItem, RootIndex:
+			if ctx.Item == nil {
+				fail(chain.node, "%s is not available here; it exists in the spec, until and assert of a step with loop", names[0])
+				continue
+			}
+			if names[0] == RootItem {
+				if msg := fieldPath("item", ctx.Item, names[1:]); msg != "" {
+					fail(chain.node, "%s", msg)
+				}
+			}
+		}
+	}
+	return refs, wholeSteps, first
+}
+
+// fieldPath follows names through t by expr field names and reports the
+// first one that does not exist, listing what does.
+func fieldPath(prefix string, t reflect.Type, names []string) string {
+	path := prefix
+	for _, name := range names {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == nil {
+			return ""
+		}
+		switch t.Kind() {
+		case reflect.Struct:
+			fields := ExprFields(t)
+			ft, ok := fields[name]
+			if !ok {
+				if _, isMethod := reflect.PointerTo(t).MethodByName(name); isMethod {
+					return ""
+				}
+				keys := make([]string, 0, len(fields))
+				for k := range fields {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				return fmt.Sprintf("%s has no field %q%s; fields: %s", path, name, diag.DidYouMean(name, keys), strings.Join(keys, ", "))
+			}
+			t = ft
+		case reflect.Map:
+			t = t.Elem()
+		case reflect.Slice, reflect.Array:
+			if _, isMethod := t.MethodByName(name); isMethod {
+				return ""
+			}
+			if _, isMethod := reflect.PointerTo(t).MethodByName(name); isMethod {
+				return ""
+			}
+			return fmt.Sprintf("%s is a list; take one item (%s[0].%s) or map over it (map(%s, .%s))", path, path, name, path, name)
+		default:
+			return ""
+		}
+		path += "." + name
+	}
+	return ""
+}
+
+// ExprFields maps the names expressions use for a struct's fields (the
+// expr tag, else the Go name) to their types, following embedded structs.
+//
+// The map is made once per type (every reference to a step's field looks
+// it up) and shared: callers must not change it.
+func ExprFields(t reflect.Type) map[string]reflect.Type {
+	if v, ok := exprFieldsOf.Load(t); ok {
+		return v.(map[string]reflect.Type)
+	}
+	out := exprFields(t)
+	exprFieldsOf.Store(t, out)
+	return out
+}
+
+var exprFieldsOf sync.Map // reflect.Type -> map[string]reflect.Type
+
+func exprFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for k, v := range exprFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		name := f.Tag.Get("expr")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+// chain is a member access path such as steps.svc.stdout.
+type chain struct {
+	names []string
+	node  ast.Node
+}
+
+type refVisitor struct {
+	chains []chain
+}
+
+// Visit collects the longest identifier.member.member chains. ast.Walk
+// visits children first, so inner chains are seen before outer ones and
+// replaced by them.
+func (v *refVisitor) Visit(node *ast.Node) {
+	names, ok := memberChain(*node)
+	if !ok || len(names) == 0 {
+		return
+	}
+	if m, isMember := (*node).(*ast.MemberNode); isMember {
+		// drop the inner chain recorded just before
+		for i := len(v.chains) - 1; i >= 0; i-- {
+			if v.chains[i].node == m.Node {
+				v.chains = append(v.chains[:i], v.chains[i+1:]...)
+				break
+			}
+		}
+	}
+	v.chains = append(v.chains, chain{names: names, node: *node})
+}
+
+// memberChain returns ["steps","svc","stdout"] for steps.svc.stdout and
+// steps["svc"].stdout; false for anything that is not a plain chain.
+func memberChain(n ast.Node) ([]string, bool) {
+	switch n := n.(type) {
+	case *ast.IdentifierNode:
+		return []string{n.Value}, true
+	case *ast.MemberNode:
+		prop, ok := n.Property.(*ast.StringNode)
+		if !ok {
+			return nil, false
+		}
+		base, ok := memberChain(n.Node)
+		if !ok {
+			return nil, false
+		}
+		return append(base, prop.Value), true
+	}
+	return nil, false
+}
