@@ -24,32 +24,43 @@ test: lint unit race fuzz e2e
 unit:
 	$(GO) test -count=1 $(PKGS)
 
-# The packages whose code runs concurrently (parallel branches, progress,
-# exec sessions) once more under the race detector.
+# The packages whose code runs goroutines (parallel branches, progress,
+# exec sessions, signal handling, HTTP and BPF map reads) once more under
+# the race detector.
 race:
-	$(GO) test -race -count=1 ./runner ./eval ./console ./kube
+	$(GO) test -race -count=1 ./runner ./eval ./console ./kube ./cmd/labrun ./actions/... ./bpfmaps
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@files=$$(git ls-files '*.go'); [ -n "$$files" ] || { echo "lint: git lists no Go files"; exit 1; }; \
+	out=$$(gofmt -l $$files); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(STATICCHECK) -tags e2e $(PKGS)
 
-# Each fuzz target runs for a number of inputs, not a duration: when a
-# duration runs out while a worker is mid-input, Go 1.26's fuzz coordinator
-# can report its own deadline as a failure (go.dev/issue/75804, fixed in
-# Go 1.27). The counts are about 5 s of fuzzing each on a 2-core machine;
-# FUZZSCALE multiplies them for a longer run (make fuzz FUZZSCALE=20).
+# Every fuzz target of every package (found by its `func FuzzX(f
+# *testing.F)` line, so a new target is fuzzed without editing this file)
+# runs for a number of inputs, not a duration: when a duration runs out
+# while a worker is mid-input, Go 1.26's fuzz coordinator can report its own
+# deadline as a failure (go.dev/issue/75804, fixed in Go 1.27). 20,000
+# inputs take a few seconds per target on a 2-core machine; FUZZSCALE multiplies
+# them for a longer run (make fuzz FUZZSCALE=20). An input that fails is
+# written by Go to PKG/testdata/fuzz/FuzzX/ and, once committed, runs as a
+# seed in every `go test`.
 FUZZSCALE ?= 1
+FUZZINPUTS = $$((20000 * $(FUZZSCALE)))
 
 fuzz:
-	$(GO) test -run XXX -fuzz '^FuzzLoad$$' -fuzztime $$((40000 * $(FUZZSCALE)))x ./syntax
-	$(GO) test -run XXX -fuzz '^FuzzSplitTemplate$$' -fuzztime $$((60000 * $(FUZZSCALE)))x ./eval
-	$(GO) test -run XXX -fuzz '^FuzzCompile$$' -fuzztime $$((20000 * $(FUZZSCALE)))x ./runner
-	$(GO) test -run XXX -fuzz '^FuzzResolve$$' -fuzztime $$((100000 * $(FUZZSCALE)))x ./internal/outdir
+	@n=0; for dir in $$($(GO) list -f '{{.Dir}}' $(PKGS)); do \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' $$dir/*_test.go 2>/dev/null); do \
+	    echo "fuzz $$t ($${dir#$(CURDIR)/}, $(FUZZINPUTS) inputs)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZINPUTS)x "$$dir" || exit 1; \
+	    n=$$((n + 1)); \
+	  done; \
+	done; \
+	[ $$n -gt 0 ] || { echo "no fuzz target found"; exit 1; }; echo "fuzzed $$n targets"
 
 # End-to-end: bring the testbed up (built and cached on first use), then
 # the tests tagged e2e (client-go against the real API server and kubelet,

@@ -2,10 +2,13 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,36 +100,49 @@ func (r *recorder) status(id string) Status {
 	return ""
 }
 
-// Ctrl-C cancels the running step within a second, skips the rest, and
-// still runs the finally steps.
+// Ctrl-C cancels the running step (its program is killed, not waited
+// for), skips the rest, and still runs the finally steps. The cancel comes
+// once the program has started: it opens a FIFO the test reads.
 func TestInterruptRunsCleanup(t *testing.T) {
 	out := t.TempDir()
+	fifo := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	plan := compile(t, `
 name: interrupt
-vars: {out: x}
+vars: {out: x, fifo: x}
 outputDir: ${{ vars.out }}
 steps:
   - id: long
-    run: {argv: [sleep, "30"]}
+    run: {argv: [sh, -c, 'echo $$ > "$1"; exec sleep 60', sh, "${{ vars.fifo }}"]}
   - id: later
     run: {argv: ["true"]}
 finally:
   - id: cleanup
     write: {path: cleaned.txt, text: done}
-`, "out="+out)
+`, "out="+out, "fifo="+fifo)
 	ctx, cancel := context.WithCancel(context.Background())
-	rec := &recorder{onStart: func(s *StepPlan) {
-		if s.ID == "long" {
-			go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	pid := make(chan int, 1)
+	go func() {
+		b, err := os.ReadFile(fifo) // blocks until the program opens it
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || n == 0 {
+			t.Errorf("reading the program's pid: %q %v", b, err)
 		}
-	}}
-	start := time.Now()
+		pid <- n
+		cancel()
+	}()
+	rec := &recorder{}
 	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec}).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("interrupt took %s, want under a second or two", d)
+	// The program (sleep 60, exec'd in place of sh) is gone once Run returns.
+	if p := <-pid; p != 0 {
+		if err := syscall.Kill(p, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("the interrupted program (pid %d) still exists: kill -0 says %v", p, err)
+		}
 	}
 	if o.Status != Interrupted {
 		t.Errorf("status %s, want interrupted", o.Status)

@@ -5,6 +5,12 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
+# The images and the bpftool build take this release's files by version
+# (python3.11, curl 7.88, linux-source-6.12): say so plainly elsewhere.
+. /etc/os-release
+[[ ${VERSION_CODENAME:-} == bookworm ]] ||
+  die "the test cluster is built from Debian 12 (bookworm) packages; this machine is ${PRETTY_NAME:-unknown}"
+
 PKGS=(
   # node runtime
   containerd runc containernetworking-plugins
