@@ -72,6 +72,9 @@ type Def[S, R any] struct {
 type StaticContext struct {
 	PlaybookDir  string
 	HasOutputDir bool
+	// OutputDir is the output directory, absolute, when the playbook
+	// gives it without expressions; "" otherwise.
+	OutputDir string
 }
 
 var registry = map[string]*Info{}

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/eval"
 )
 
 // RunSpec runs a local program. The command is an argv list and is never
@@ -41,18 +44,61 @@ const maxOutput = 256 << 20
 
 func init() {
 	Register(Def[RunSpec, RunResult]{
-		Name: "run",
-		Doc:  "Run a local program from an argv list (no shell) and capture stdout, stderr, exit code and duration.",
-		Run:  runProgram,
+		Name:  "run",
+		Doc:   "Run a local program from an argv list (no shell) and capture stdout, stderr, exit code and duration.",
+		Run:   runProgram,
+		Check: checkRun,
 
 		MutatesKey: "mutates",
 	})
+}
+
+// checkRun refuses at validate time what exec would refuse at run time:
+// a NUL byte in an argument, an environment name that cannot be set.
+func checkRun(spec *eval.Value, sc *StaticContext) diag.List {
+	var errs diag.List
+	for _, key := range []string{"via", "argv"} {
+		for i, item := range spec.Lookup(key).Items() {
+			if lit, ok := item.Literal(); ok {
+				if s, ok := lit.(string); ok && strings.IndexByte(s, 0) >= 0 {
+					errs.Add(item.Pos, "%s item %d holds a NUL byte, which no program can receive", key, i+1)
+				}
+			}
+		}
+	}
+	if env := spec.Lookup("env"); env != nil {
+		for _, k := range env.Keys() {
+			if err := checkEnvName(k); err != nil {
+				errs.Add(env.KeyPos(k), "%v", err)
+			}
+		}
+	}
+	return errs
+}
+
+// checkEnvName refuses a name the environment cannot carry: NAME=value
+// has no room for an = or a NUL byte in NAME.
+func checkEnvName(k string) error {
+	if k == "" || strings.ContainsAny(k, "=\x00") {
+		return fmt.Errorf("env name %q cannot be set: it must be non-empty, without = or a NUL byte", k)
+	}
+	return nil
 }
 
 func runProgram(ctx context.Context, rt *Runtime, spec *RunSpec) (*RunResult, error) {
 	argv := append(append([]string{}, spec.Via...), spec.Argv...)
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
 		return nil, errors.New("argv is empty")
+	}
+	for i, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, fmt.Errorf("argument %d of %s holds a NUL byte, which no program can receive", i+1, ShellQuote(argv[:1]))
+		}
+	}
+	for k := range spec.Env {
+		if err := checkEnvName(k); err != nil {
+			return nil, err
+		}
 	}
 	if spec.Timeout > 0 {
 		var cancel context.CancelFunc

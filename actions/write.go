@@ -17,13 +17,14 @@ import (
 
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/outdir"
 	"github.com/labrun/labrun/schemacheck"
 )
 
 // WriteSpec renders one output file of a lab. Exactly one of json, text
 // and kv gives the content.
 type WriteSpec struct {
-	Path   string            `yaml:"path" required:"true" doc:"File to write, relative to the playbook's outputDir (or absolute inside it)."`
+	Path   string            `yaml:"path" required:"true" doc:"File to write, relative to the playbook's outputDir (or absolute inside it, when outputDir holds no expression); not inside .labrun, which keeps the journal."`
 	JSON   any               `yaml:"json" doc:"Value written as JSON; mapping keys keep the order written here and numbers stay numbers."`
 	Text   *string           `yaml:"text" doc:"Text written as is (a final newline is added when missing)."`
 	KV     any               `yaml:"kv" doc:"Mapping written as key=value lines, in order."`
@@ -61,11 +62,15 @@ func checkWrite(spec *eval.Value, sc *StaticContext) diag.List {
 	if !sc.HasOutputDir {
 		errs.Add(spec.Pos, "write needs the playbook's outputDir: every written file must stay inside it")
 	}
-	if p := spec.Lookup("path"); p != nil {
+	if p := spec.Lookup("path"); p != nil && sc.HasOutputDir {
 		if lit, ok := p.Literal(); ok {
-			if s, ok := lit.(string); ok && !filepath.IsAbs(s) {
-				if clean := filepath.Clean(s); clean == ".." || strings.HasPrefix(clean, "../") {
-					errs.Add(p.Pos, "output path %s leaves the output directory", s)
+			s := fmt.Sprint(lit)
+			switch {
+			case filepath.IsAbs(s) && sc.OutputDir == "":
+				errs.Add(p.Pos, "output path %s is absolute, and outputDir is only known when the lab runs; write it relative to outputDir", s)
+			default:
+				if _, err := outdir.Resolve(sc.OutputDir, s); err != nil {
+					errs.Add(p.Pos, "%v", err)
 				}
 			}
 		}

@@ -115,6 +115,11 @@ func typeName(v reflect.Value) string {
 	return v.Type().String()
 }
 
+// regexpArgs are the functions whose argument at that index is a regular
+// expression: a constant one is compiled when the expression is checked,
+// so that validate refuses it instead of the step that runs it.
+var regexpArgs = map[string]int{"grepRe": 1, "capture": 1, "captureAll": 1}
+
 var regexps sync.Map // pattern -> *regexp.Regexp; patterns are few and reused in polls
 
 func compileRegexp(pattern string) (*regexp.Regexp, error) {

@@ -32,6 +32,7 @@ type Value struct {
 	parts []part
 	items []*Value
 	keys  []string
+	kpos  []diag.Pos // where each key is written
 	vals  []*Value
 }
 
@@ -72,7 +73,13 @@ func build(c *Compiler, file string, n *yaml.Node, ctx Context, errs *diag.List)
 				continue
 			}
 			seen[k.Value] = true
+			if HasTemplate(k.Value) {
+				// keys are written as they are: a template there would
+				// reach the output as ${{ ... }} text
+				errs.Add(diag.Pos{File: file, Line: k.Line, Col: k.Column}, "a mapping key cannot hold ${{ }}: keys are taken as written; compute the mapping in an expression instead")
+			}
 			v.keys = append(v.keys, k.Value)
+			v.kpos = append(v.kpos, diag.Pos{File: file, Line: k.Line, Col: k.Column})
 			v.vals = append(v.vals, build(c, file, n.Content[i+1], ctx, errs))
 		}
 	case yaml.ScalarNode:
@@ -232,6 +239,21 @@ func (v *Value) Lookup(key string) *Value {
 		}
 	}
 	return nil
+}
+
+// KeyPos is where key is written in a mapping value (the value's own
+// position when it has no such key), so that an error about a key points
+// at the key, not at its value.
+func (v *Value) KeyPos(key string) diag.Pos {
+	if v != nil {
+		for i, k := range v.keys {
+			if k == key {
+				return v.kpos[i]
+			}
+		}
+		return v.Pos
+	}
+	return diag.Pos{}
 }
 
 // Keys returns a mapping's keys in order.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/outdir"
 	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/internal/yamlnode"
 	"github.com/labrun/labrun/syntax"
@@ -217,7 +219,7 @@ func (c *compiler) buildSpec(index int, s *syntax.Step, info *actions.Info) buil
 		return b
 	}
 	c.errs = append(c.errs, eval.Check(spec, info.Spec)...)
-	sc := &actions.StaticContext{PlaybookDir: filepath.Dir(c.file), HasOutputDir: c.plan.OutputDir != nil}
+	sc := &actions.StaticContext{PlaybookDir: filepath.Dir(c.file), HasOutputDir: c.plan.OutputDir != nil, OutputDir: c.outputDirLiteral()}
 	c.errs = append(c.errs, info.Check(spec, sc)...)
 	if info.DynamicResult && spec.Keys() != nil {
 		b.result = eval.StructType(spec)
@@ -398,11 +400,24 @@ func typeWord(t reflect.Type) string {
 }
 
 func (c *compiler) env() {
+	first := map[string]diag.Pos{}
 	for _, e := range c.pb.Env {
+		if !envNameRe.MatchString(e.Value) {
+			c.errs.Add(e.Pos, "env name %q can never be read as env.NAME: expected letters, digits and _, not starting with a digit", e.Value)
+			continue
+		}
+		if p, dup := first[e.Value]; dup {
+			c.errs.Add(e.Pos, "env name %s is declared twice (first at %s)", e.Value, p)
+			continue
+		}
+		first[e.Value] = e.Pos
 		c.plan.EnvNames = append(c.plan.EnvNames, e.Value)
 	}
 	c.ec.DeclareEnv(c.plan.EnvNames)
 }
+
+// envNameRe is what env.NAME can read: an identifier.
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // secrets collects the secret names: those listed, which must be declared
 // variables or env names, and those secret.Name recognises.
@@ -429,9 +444,38 @@ func (c *compiler) outputDir() {
 	if !od.IsSet() {
 		return
 	}
-	v, errs := eval.Build(c.ec, c.file, od.Node, eval.Context{Step: -1})
+	node := od.Node
+	if node.Kind == yaml.ScalarNode && node.Tag != "!!str" {
+		// a path is a string: outputDir: 2024 is the directory 2024,
+		// as written, like any string field
+		n := *node
+		n.Tag = "!!str"
+		node = &n
+	}
+	v, errs := eval.Build(c.ec, c.file, node, eval.Context{Step: -1})
 	c.errs = append(c.errs, errs...)
+	if lit, ok := v.Literal(); ok && lit == "" {
+		c.errs.Add(od.Pos, "outputDir is empty; expected a directory path")
+	}
 	c.plan.OutputDir = v
+}
+
+// outputDirLiteral is the output directory when the playbook writes it
+// without expressions, made absolute as the run will; "" otherwise.
+func (c *compiler) outputDirLiteral() string {
+	if c.plan.OutputDir == nil {
+		return ""
+	}
+	lit, ok := c.plan.OutputDir.Literal()
+	s, _ := lit.(string)
+	if !ok || s == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(s)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 // declareSteps records every step's id and result type first, so that a
@@ -614,6 +658,10 @@ func (c *compiler) linkBranches() {
 				sp.Group = g
 				bp.Steps = append(bp.Steps, sp)
 				if w := sp.Writes(); w != "" {
+					// a.json and ./sub/../a.json are one file
+					if rel, err := outdir.Resolve(c.outputDirLiteral(), w); err == nil {
+						w = rel
+					}
 					if other, ok := writers[w]; ok && other != b.Name {
 						c.errs.Add(sp.Pos, "branches %s and %s of parallel step %s both write %s; the file would hold whichever finished last", other, b.Name, s.ID.Value, w)
 					}

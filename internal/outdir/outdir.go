@@ -138,8 +138,9 @@ func (d *Dir) Close() error {
 }
 
 // Resolve turns a write path of a playbook into a clean path relative to
-// the output directory dir (absolute): relative paths are taken from dir,
-// absolute ones must lie inside it. It refuses what cannot name a file of
+// the output directory dir (absolute; "" when not known yet, which refuses
+// every absolute path): relative paths are taken from dir, absolute ones
+// must lie inside it. It refuses what cannot name a file of
 // the lab's own inside dir: an empty path, a NUL byte, the directory
 // itself, a path leading out of it, and labrun's own state directory.
 // Links are not looked at here: every operation of Dir resolves them
@@ -151,11 +152,15 @@ func Resolve(dir, p string) (string, error) {
 	case strings.IndexByte(p, 0) >= 0:
 		return "", fmt.Errorf("output path %q holds a NUL byte", p)
 	}
+	outside := fmt.Errorf("output path %s is outside the output directory %s", p, dir)
+	if dir == "" {
+		outside = fmt.Errorf("output path %s is outside the output directory", p)
+	}
 	rel := filepath.Clean(p)
 	if filepath.IsAbs(rel) {
 		r, err := filepath.Rel(filepath.Clean(dir), rel)
-		if err != nil {
-			return "", fmt.Errorf("output path %s is outside the output directory %s", p, dir)
+		if err != nil || dir == "" {
+			return "", outside
 		}
 		rel = r
 	}
@@ -163,7 +168,7 @@ func Resolve(dir, p string) (string, error) {
 	case rel == ".":
 		return "", fmt.Errorf("output path %s names the output directory itself, not a file in it", p)
 	case rel == ".." || strings.HasPrefix(rel, "../"):
-		return "", fmt.Errorf("output path %s is outside the output directory %s", p, dir)
+		return "", outside
 	case rel == StateDir || strings.HasPrefix(rel, StateDir+"/"):
 		return "", fmt.Errorf("output path %s is inside %s, which labrun keeps for its journal", p, StateDir)
 	}
