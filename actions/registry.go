@@ -4,6 +4,18 @@
 // changes the system, and how it runs. The runner and `labrun validate`
 // learn everything about an action from this registry by reflection, so
 // adding an action is adding one file.
+//
+// One rule for heavy dependencies: a heavy library (client-go, cilium/ebpf)
+// is reached only through an interface, and spec and result types never
+// import one. The interface and the types that cross it live in a leaf
+// package (cluster for Kubernetes, bpfmaps/entries for Cilium's BPF maps);
+// the implementation (kube, bpfmaps) is handed over in Runtime by the
+// command's run path. So validation, which needs every action's spec and
+// result but runs none, links no heavy library: cmd/labrun's dependency
+// test follows every import of validate's path and prints the chain that
+// breaks the rule. A new Kubernetes read is a method of cluster.Cluster
+// (kube implements it, clustertest fakes it); a new BPF map is a method of
+// entries.Reader.
 package actions
 
 import (

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/labrun/labrun/bpfmaps/entries"
 	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/internal/outdir"
 )
@@ -33,6 +34,10 @@ type Runtime struct {
 	// Cluster connects to Kubernetes on first use (and returns the same
 	// connection afterwards); nil when no cluster can be reached.
 	Cluster func() (cluster.Cluster, error)
+	// BPFMaps opens the reader of Cilium's BPF maps under a bpffs root
+	// (the same reader for the same root); nil when labrun cannot read
+	// them.
+	BPFMaps func(root string) (entries.Reader, error)
 }
 
 // ResolveInput turns a path from a spec into an absolute one, taken from

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
 )
 
 // ctFixture is one CT entry as Cilium's Go types hold it, plus what
@@ -19,7 +21,7 @@ type ctFixture struct {
 	name string
 	k    ciliumTupleKey4
 	v    ciliumCtEntry
-	want CTEntry
+	want entries.CTEntry
 }
 
 func ctKey(daddr, saddr [4]byte, dport, sport uint16, proto, flags uint8) ciliumTupleKey4 {
@@ -35,21 +37,21 @@ func ctFixtures() (tcp, any []ctFixture) {
 			k:    ctKey(ip4(10, 42, 0, 23), ip4(10, 42, 0, 51), 8080, 45678, protoTCP, 0),
 			v: ciliumCtEntry{Packets: 12, Bytes: 3456, Lifetime: 21600, Flags: 0x0010,
 				TxFlagsSeen: 0x1b, RxFlagsSeen: 0x1a, SourceSecurityID: 12345, LastTxReport: 1000, LastRxReport: 1001},
-			want: CTEntry{Map: MapCTTCP, Protocol: "TCP", Direction: "OUT",
+			want: entries.CTEntry{Map: MapCTTCP, Protocol: "TCP", Direction: "OUT",
 				Src: "10.42.0.23:45678", Dst: "10.42.0.51:8080", SrcIP: "10.42.0.23", SrcPort: 45678, DstIP: "10.42.0.51", DstPort: 8080,
 				Lifetime: 21600, Packets: 12, Bytes: 3456, RxFlagsSeen: 0x1a, TxFlagsSeen: 0x1b, LastRxReport: 1001, LastTxReport: 1000,
 				Flags: 0x10, FlagNames: []string{"SeenNonSyn"}, SourceSecurityID: 12345,
-				Line: "TCP OUT 10.42.0.23:45678 -> 10.42.0.51:8080 expires=21600 Packets=12 Bytes=3456 RxFlagsSeen=0x1a LastRxReport=1001 TxFlagsSeen=0x1b LastTxReport=1000 Flags=0x0010 [ SeenNonSyn ] RevNAT=0 SourceSecurityID=12345 BackendID=0 NatPort=0 "},
+				Line: "TCP OUT 10.42.0.23:45678 -> 10.42.0.51:8080 expires=21600 Packets=12 Bytes=3456 RxFlagsSeen=0x1a LastRxReport=1001 TxFlagsSeen=0x1b LastTxReport=1000 Flags=0x0010 [ SeenNonSyn ] entries.RevNAT=0 SourceSecurityID=12345 BackendID=0 NatPort=0 "},
 		},
 		{
 			name: "tcp in closing",
 			k:    ctKey(ip4(10, 42, 0, 23), ip4(10, 42, 0, 51), 8080, 45678, protoTCP, tupleFIn),
 			v:    ciliumCtEntry{Packets: 1, Bytes: 60, Lifetime: 100, Flags: 0x0013, RevNAT: htons(2), SourceSecurityID: 2},
-			want: CTEntry{Map: MapCTTCP, Protocol: "TCP", Direction: "IN", TupleFlags: 1,
+			want: entries.CTEntry{Map: MapCTTCP, Protocol: "TCP", Direction: "IN", TupleFlags: 1,
 				Src: "10.42.0.23:45678", Dst: "10.42.0.51:8080", SrcIP: "10.42.0.23", SrcPort: 45678, DstIP: "10.42.0.51", DstPort: 8080,
 				Lifetime: 100, Packets: 1, Bytes: 60, Flags: 0x13, FlagNames: []string{"RxClosing", "TxClosing", "SeenNonSyn"},
 				RevNAT: 2, SourceSecurityID: 2,
-				Line: "TCP IN 10.42.0.23:45678 -> 10.42.0.51:8080 expires=100 Packets=1 Bytes=60 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0013 [ RxClosing TxClosing SeenNonSyn ] RevNAT=2 SourceSecurityID=2 BackendID=0 NatPort=0 "},
+				Line: "TCP IN 10.42.0.23:45678 -> 10.42.0.51:8080 expires=100 Packets=1 Bytes=60 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0013 [ RxClosing TxClosing SeenNonSyn ] entries.RevNAT=2 SourceSecurityID=2 BackendID=0 NatPort=0 "},
 		},
 		{
 			// Service entry: client 10.42.0.23:45678 -> VIP 10.43.0.5:80. The
@@ -58,10 +60,10 @@ func ctFixtures() (tcp, any []ctFixture) {
 			name: "tcp svc",
 			k:    ctKey(ip4(10, 43, 0, 5), ip4(10, 42, 0, 23), 45678, 80, protoTCP, tupleFService),
 			v:    ciliumCtEntry{Union0: [2]uint64{0, 7}, Packets: 0, Bytes: 0, Lifetime: 21700, RevNAT: htons(2)},
-			want: CTEntry{Map: MapCTTCP, Protocol: "TCP", Direction: "SVC", TupleFlags: 4,
+			want: entries.CTEntry{Map: MapCTTCP, Protocol: "TCP", Direction: "SVC", TupleFlags: 4,
 				Src: "10.42.0.23:45678", Dst: "10.43.0.5:80", SrcIP: "10.42.0.23", SrcPort: 45678, DstIP: "10.43.0.5", DstPort: 80,
 				Lifetime: 21700, FlagNames: []string{}, RevNAT: 2, BackendID: 7,
-				Line: "TCP SVC 10.42.0.23:45678 -> 10.43.0.5:80 expires=21700 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=2 SourceSecurityID=0 BackendID=7 NatPort=0 "},
+				Line: "TCP SVC 10.42.0.23:45678 -> 10.43.0.5:80 expires=21700 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] entries.RevNAT=2 SourceSecurityID=0 BackendID=7 NatPort=0 "},
 		},
 		{
 			// Unknown bit 12 and the unnamed reserved bit 9, plus NodePort NAT
@@ -71,11 +73,11 @@ func ctFixtures() (tcp, any []ctFixture) {
 			k:    ctKey(ip4(192, 168, 1, 20), ip4(10, 42, 0, 51), 8080, 50000, protoTCP, 0),
 			v: ciliumCtEntry{Union0: [2]uint64{0, uint64(binary.NativeEndian.Uint32([]byte{192, 168, 1, 10})) << 32},
 				Lifetime: 5, Flags: 1<<12 | 1<<9 | 1<<5, NatPort: htons(30780)},
-			want: CTEntry{Map: MapCTTCP, Protocol: "TCP", Direction: "OUT",
+			want: entries.CTEntry{Map: MapCTTCP, Protocol: "TCP", Direction: "OUT",
 				Src: "192.168.1.20:50000", Dst: "10.42.0.51:8080", SrcIP: "192.168.1.20", SrcPort: 50000, DstIP: "10.42.0.51", DstPort: 8080,
 				Lifetime: 5, Flags: 1<<12 | 1<<9 | 1<<5, FlagNames: []string{"NodePort"},
 				BackendID: uint64(binary.NativeEndian.Uint32([]byte{192, 168, 1, 10})) << 32, NatPort: 30780, NatAddr: "192.168.1.10",
-				Line: fmt.Sprintf("TCP OUT 192.168.1.20:50000 -> 10.42.0.51:8080 expires=5 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x1220 [ NodePort Unknown=0x1000 ] RevNAT=0 SourceSecurityID=0 BackendID=%d NatPort=30780 ",
+				Line: fmt.Sprintf("TCP OUT 192.168.1.20:50000 -> 10.42.0.51:8080 expires=5 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x1220 [ NodePort Unknown=0x1000 ] entries.RevNAT=0 SourceSecurityID=0 BackendID=%d NatPort=30780 ",
 					uint64(binary.NativeEndian.Uint32([]byte{192, 168, 1, 10}))<<32)},
 		},
 		{
@@ -90,19 +92,19 @@ func ctFixtures() (tcp, any []ctFixture) {
 			name: "udp out related",
 			k:    ctKey(ip4(10, 42, 0, 23), ip4(10, 43, 0, 10), 53, 33333, protoUDP, tupleFRelated),
 			v:    ciliumCtEntry{Packets: 2, Bytes: 140, Lifetime: 60, SourceSecurityID: 12345},
-			want: CTEntry{Map: MapCTAny, Protocol: "UDP", Direction: "OUT", Related: true, TupleFlags: 2,
+			want: entries.CTEntry{Map: MapCTAny, Protocol: "UDP", Direction: "OUT", Related: true, TupleFlags: 2,
 				Src: "10.42.0.23:33333", Dst: "10.43.0.10:53", SrcIP: "10.42.0.23", SrcPort: 33333, DstIP: "10.43.0.10", DstPort: 53,
 				Lifetime: 60, Packets: 2, Bytes: 140, FlagNames: []string{}, SourceSecurityID: 12345,
-				Line: "UDP OUT 10.42.0.23:33333 -> 10.43.0.10:53 related expires=60 Packets=2 Bytes=140 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=0 SourceSecurityID=12345 BackendID=0 NatPort=0 "},
+				Line: "UDP OUT 10.42.0.23:33333 -> 10.43.0.10:53 related expires=60 Packets=2 Bytes=140 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] entries.RevNAT=0 SourceSecurityID=12345 BackendID=0 NatPort=0 "},
 		},
 		{
 			name: "icmp in",
 			k:    ctKey(ip4(10, 42, 0, 1), ip4(10, 42, 0, 23), 0, 7, 1, tupleFIn),
 			v:    ciliumCtEntry{Packets: 1, Bytes: 84, Lifetime: 61, SourceSecurityID: 1},
-			want: CTEntry{Map: MapCTAny, Protocol: "ICMP", Direction: "IN", TupleFlags: 1,
+			want: entries.CTEntry{Map: MapCTAny, Protocol: "ICMP", Direction: "IN", TupleFlags: 1,
 				Src: "10.42.0.1:7", Dst: "10.42.0.23:0", SrcIP: "10.42.0.1", SrcPort: 7, DstIP: "10.42.0.23", DstPort: 0,
 				Lifetime: 61, Packets: 1, Bytes: 84, FlagNames: []string{}, SourceSecurityID: 1,
-				Line: "ICMP IN 10.42.0.1:7 -> 10.42.0.23:0 expires=61 Packets=1 Bytes=84 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=0 SourceSecurityID=1 BackendID=0 NatPort=0 "},
+				Line: "ICMP IN 10.42.0.1:7 -> 10.42.0.23:0 expires=61 Packets=1 Bytes=84 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] entries.RevNAT=0 SourceSecurityID=1 BackendID=0 NatPort=0 "},
 		},
 	}
 	return tcp, any
@@ -139,7 +141,7 @@ func TestConntrack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []CTEntry
+			var want []entries.CTEntry
 			for _, f := range append(tcp, anyF...) {
 				if f.name != "skipped" {
 					want = append(want, f.want)
@@ -149,7 +151,7 @@ func TestConntrack(t *testing.T) {
 				t.Fatalf("got %d entries, want %d:\n%s", len(got), len(want), strings.Join(got.Lines(), "\n"))
 			}
 			// Kernel hash order is not insertion order: match by Line.
-			byLine := map[string]CTEntry{}
+			byLine := map[string]entries.CTEntry{}
 			for i, e := range got {
 				byLine[e.Line] = e
 				if i < 4 && e.Map != MapCTTCP || i >= 4 && e.Map != MapCTAny {
@@ -245,7 +247,7 @@ func ciliumDumpLine(k ciliumTupleKey4, c ciliumCtEntry) (string, bool) {
 	}
 	fs.WriteString("]")
 
-	sb.WriteString(fmt.Sprintf("expires=%d%s Packets=%d Bytes=%d RxFlagsSeen=%#02x LastRxReport=%d TxFlagsSeen=%#02x LastTxReport=%d %s RevNAT=%d SourceSecurityID=%d BackendID=%d NatPort=%d \n",
+	sb.WriteString(fmt.Sprintf("expires=%d%s Packets=%d Bytes=%d RxFlagsSeen=%#02x LastRxReport=%d TxFlagsSeen=%#02x LastTxReport=%d %s entries.RevNAT=%d SourceSecurityID=%d BackendID=%d NatPort=%d \n",
 		c.Lifetime, "", c.Packets, c.Bytes, c.RxFlagsSeen, c.LastRxReport, c.TxFlagsSeen, c.LastTxReport,
 		fs.String(), ntohs(c.RevNAT), c.SourceSecurityID, c.Union0[1], ntohs(c.NatPort)))
 	return sb.String(), true
@@ -281,7 +283,7 @@ func TestCTLineMatchesCiliumFormat(t *testing.T) {
 		if !ok {
 			continue
 		}
-		var e CTEntry
+		var e entries.CTEntry
 		decodeCT(&e, MapCTTCP, &rk, &rv, nil, cache)
 		if e.Line+"\n" != want {
 			t.Fatalf("line mismatch for %+v %+v:\n got %q\nwant %q", k, v, e.Line+"\n", want)

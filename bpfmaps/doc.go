@@ -1,5 +1,6 @@
 // Package bpfmaps reads Cilium 1.20's pinned BPF maps straight from the
-// kernel, read-only, and decodes them into plain Go structs.
+// kernel, read-only, with cilium/ebpf, and decodes them into the plain Go
+// structs of package bpfmaps/entries; *Reader implements entries.Reader.
 //
 // Why: on a lab node, exec'ing cilium-dbg is slow (one process per poll,
 // an agent round-trip for some commands) and only shows the agent's view.
@@ -21,10 +22,6 @@
 //   - cilium_ct4_global, cilium_ct_any4_global: [Reader.Conntrack]
 //   - cilium_policy_v3_<5-digit endpoint id>: [Reader.Policy], [Reader.PolicyEndpoints]
 //   - cilium_ipcache_v2: [Reader.IPCache], [Reader.LookupIPCache]
-//
-// Every exported field of a result struct carries both `json` and `expr`
-// tags with the same lowerCamel name, so results can be printed as JSON and
-// used in expr-lang lab expressions alike. Slices in results are never nil.
 //
 // Strings that cilium-dbg prints (CT lines, `bpf lb list` entries, service
 // flags, ipcache values) are reproduced byte for byte from the v1.20.1

@@ -9,6 +9,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
 )
 
 func TestOpenErrors(t *testing.T) {
@@ -176,7 +178,7 @@ func TestReaderFollowsRecreatedMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0] != (RevNAT{9, "10.43.9.9:9090"}) {
+	if len(got) != 1 || got[0] != (entries.RevNAT{ID: 9, Address: "10.43.9.9:9090"}) {
 		t.Errorf("after re-create: %+v", got)
 	}
 	if err := r.Close(); err != nil {

@@ -8,10 +8,12 @@ import (
 	"unicode"
 
 	"github.com/expr-lang/expr"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
 )
 
 // resultTypes are every struct type returned to callers.
-var resultTypes = []any{Frontend{}, Slot{}, Backend{}, RevNAT{}, CTEntry{}, PolicyEntry{}, IPCacheEntry{}}
+var resultTypes = []any{entries.Frontend{}, entries.Slot{}, entries.Backend{}, entries.RevNAT{}, entries.CTEntry{}, entries.PolicyEntry{}, entries.IPCacheEntry{}}
 
 // TestResultTags enforces the contract the playbook layer relies on: every
 // exported field has json and expr tags, equal, lowerCamel.

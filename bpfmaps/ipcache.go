@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
 )
 
 // ipcache address families (bpf/lib/eps.h L11-12, pkg/bpf/endpoint.go).
@@ -30,106 +32,8 @@ var ipcacheFlagNames = [...]struct {
 	{1 << 3, "remotecluster"},
 }
 
-// IPCacheEntry is one prefix of cilium_ipcache_v2.
-type IPCacheEntry struct {
-	// Prefix as cilium-dbg prints it: "10.42.0.17/32", with "@<cluster>"
-	// when ClusterID is not 0 (cmtypes.PrefixCluster.String).
-	Prefix    string `json:"prefix" expr:"prefix"`
-	IP        string `json:"ip" expr:"ip"`
-	PrefixLen int    `json:"prefixLen" expr:"prefixLen"`
-	// Family is "IPv4" or "IPv6".
-	Family    string `json:"family" expr:"family"`
-	ClusterID uint16 `json:"clusterId" expr:"clusterId"`
-	// Identity is the security identity of the prefix.
-	Identity uint32 `json:"identity" expr:"identity"`
-	// TunnelEndpoint is the node to tunnel to, "0.0.0.0" when none (as
-	// cilium-dbg prints it).
-	TunnelEndpoint string `json:"tunnelEndpoint" expr:"tunnelEndpoint"`
-	// EncryptKey is the IPsec key index.
-	EncryptKey uint8 `json:"encryptKey" expr:"encryptKey"`
-	// Flags is the raw flag byte; FlagNames its names (skiptunnel,
-	// hastunnel, ipv6tunnel, remotecluster); FlagsText as cilium-dbg
-	// prints it ("hastunnel,remotecluster" or "<none>").
-	Flags     uint8    `json:"flags" expr:"flags"`
-	FlagNames []string `json:"flagNames" expr:"flagNames"`
-	FlagsText string   `json:"flagsText" expr:"flagsText"`
-	// Value is the value column of `cilium-dbg bpf ipcache list`:
-	// "identity=N encryptkey=N tunnelendpoint=IP flags=F"
-	// (RemoteEndpointInfo.String).
-	Value string `json:"value" expr:"value"`
-}
-
-// IPCacheEntries is the decoded ipcache, sorted by family, address and
-// prefix length.
-type IPCacheEntries []IPCacheEntry
-
-// Find returns the entry with exactly this prefix ("10.0.0.0/8", or a bare
-// IP meaning /32 or /128), or nil.
-func (es IPCacheEntries) Find(prefix string) *IPCacheEntry {
-	p, err := parsePrefix(prefix)
-	if err != nil {
-		return nil
-	}
-	for i := range es {
-		if es[i].ClusterID == 0 && es[i].IP == p.Addr().String() && es[i].PrefixLen == p.Bits() {
-			return &es[i]
-		}
-	}
-	return nil
-}
-
-// Lookup returns the longest prefix (cluster 0) containing ip, as the
-// datapath would find it, or nil.
-func (es IPCacheEntries) Lookup(ip string) *IPCacheEntry {
-	addr, err := netip.ParseAddr(ip)
-	if err != nil {
-		return nil
-	}
-	var best *IPCacheEntry
-	for i := range es {
-		e := &es[i]
-		if e.ClusterID != 0 {
-			continue
-		}
-		a, err := netip.ParseAddr(e.IP)
-		if err != nil || a.Is4() != addr.Is4() {
-			continue
-		}
-		p := netip.PrefixFrom(a, e.PrefixLen)
-		if p.Contains(addr) && (best == nil || e.PrefixLen > best.PrefixLen) {
-			best = e
-		}
-	}
-	return best
-}
-
-// IdentityOf returns the identity Lookup(ip) finds, or 0 (reserved
-// "unknown") when no prefix matches.
-func (es IPCacheEntries) IdentityOf(ip string) int {
-	if e := es.Lookup(ip); e != nil {
-		return int(e.Identity)
-	}
-	return 0
-}
-
-// WithIdentity returns the entries with the given identity.
-func (es IPCacheEntries) WithIdentity(id int) IPCacheEntries {
-	return filter(es, func(e IPCacheEntry) bool { return int(e.Identity) == id })
-}
-
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		return netip.ParsePrefix(s)
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
-}
-
-func decodeIPCache(k, v []byte) IPCacheEntry {
-	e := IPCacheEntry{
+func decodeIPCache(k, v []byte) entries.IPCacheEntry {
+	e := entries.IPCacheEntry{
 		ClusterID:  hostEndian.Uint16(k[4:6]),
 		PrefixLen:  int(hostEndian.Uint32(k[0:4])) - ipcacheStaticPrefixBits,
 		Identity:   hostEndian.Uint32(v[0:4]),
@@ -178,14 +82,14 @@ func decodeIPCache(k, v []byte) IPCacheEntry {
 }
 
 // IPCache dumps cilium_ipcache_v2.
-func (r *Reader) IPCache() (IPCacheEntries, error) {
+func (r *Reader) IPCache() (entries.IPCacheEntries, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	om, err := r.get(MapIPCache)
 	if err != nil {
 		return nil, err
 	}
-	out := IPCacheEntries{}
+	out := entries.IPCacheEntries{}
 	err = dumpMap(om, func(k *rawIPCacheKey, v *rawRemoteEPInfo) {
 		out = append(out, decodeIPCache(k[:], v[:]))
 	})
@@ -215,7 +119,7 @@ func (r *Reader) IPCache() (IPCacheEntries, error) {
 // It is a single syscall, so cheap enough for tight polls. The kernel does
 // not say which prefix matched: the result has IP = ip, Prefix "" and
 // PrefixLen -1. No match gives (nil, nil).
-func (r *Reader) LookupIPCache(ip string) (*IPCacheEntry, error) {
+func (r *Reader) LookupIPCache(ip string) (*entries.IPCacheEntry, error) {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
 		return nil, fmt.Errorf("ipcache lookup: %w", err)

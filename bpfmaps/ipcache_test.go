@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"reflect"
 	"testing"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
 )
 
 // ipcK builds an ipcache.Key as NewKey does (ipcache.go L94).
@@ -53,7 +55,7 @@ func TestIPCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("LPM trie read with batch lookups: %v", r.maps[MapIPCache].batch)
-	want := IPCacheEntries{
+	want := entries.IPCacheEntries{
 		{Prefix: "0.0.0.0/0", IP: "0.0.0.0", PrefixLen: 0, Family: "IPv4", Identity: 2, TunnelEndpoint: "0.0.0.0",
 			FlagNames: []string{}, FlagsText: "<none>", Value: "identity=2 encryptkey=0 tunnelendpoint=0.0.0.0 flags=<none>"},
 		{Prefix: "10.42.0.17/32", IP: "10.42.0.17", PrefixLen: 32, Family: "IPv4", Identity: 12345, TunnelEndpoint: "0.0.0.0",

@@ -291,10 +291,3 @@ func ipv4String(a []byte) string {
 	var buf [15]byte
 	return string(appendIPv4(buf[:0], a))
 }
-
-func hostPort(ip string, port uint16) string {
-	if strings.Contains(ip, ":") {
-		return "[" + ip + "]:" + strconv.Itoa(int(port))
-	}
-	return ip + ":" + strconv.Itoa(int(port))
-}

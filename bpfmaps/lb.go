@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
 )
 
 // Service flag bits: lb4_service.flags is the low byte, flags2 the high
@@ -127,229 +129,6 @@ func lbAlgorithm(v uint8) string {
 	return "undef"
 }
 
-// Frontend is one service frontend: all lb4_key entries with the same
-// address, port, protocol and scope. Slot 0 is the service ("master")
-// entry; slots 1..Count are active backends and Count+1..Count+QCount the
-// quarantined/terminating fallbacks, as written by Cilium's BPF reconciler
-// (pkg/loadbalancer/reconciler/bpf_reconciler.go).
-type Frontend struct {
-	// Address as cilium-dbg prints it: "10.43.0.10:53/UDP", with "/i" for the
-	// internal scope (Service4Key.String without the slot).
-	Address  string `json:"address" expr:"address"`
-	IP       string `json:"ip" expr:"ip"`
-	Port     uint16 `json:"port" expr:"port"`
-	Protocol string `json:"protocol" expr:"protocol"`
-	// Scope is "external" or "internal" (lb4_key.scope 0/1).
-	Scope string `json:"scope" expr:"scope"`
-	// Count is the number of active backend slots, QCount the number of
-	// quarantined/terminating ones (lb4_service.count/qcount of slot 0).
-	Count  int `json:"count" expr:"count"`
-	QCount int `json:"qCount" expr:"qCount"`
-	// RevNATID is the service ID (lb4_service.rev_nat_index, stored in
-	// network byte order); RevNAT the ip:port the reverse NAT map holds for
-	// it ("" if the map has no entry).
-	RevNATID uint16 `json:"revNatId" expr:"revNatId"`
-	RevNAT   string `json:"revNat" expr:"revNat"`
-	// Flags is the 16-bit flags|flags2<<8 of slot 0; Type, FlagNames and
-	// FlagsText are its decoding exactly as cilium-dbg prints it
-	// ("ClusterIP, non-routable").
-	Flags     uint16   `json:"flags" expr:"flags"`
-	Type      string   `json:"type" expr:"type"`
-	FlagNames []string `json:"flagNames" expr:"flagNames"`
-	FlagsText string   `json:"flagsText" expr:"flagsText"`
-	// From the slot-0 union: LB algorithm and session affinity timeout, or
-	// the L7 LB proxy port when the l7-load-balancer flag is set.
-	LBAlgorithm     string `json:"lbAlgorithm" expr:"lbAlgorithm"`
-	AffinityTimeout uint32 `json:"affinityTimeout" expr:"affinityTimeout"`
-	L7ProxyPort     uint16 `json:"l7ProxyPort" expr:"l7ProxyPort"`
-	// HasMaster is false when backend slots exist without a slot 0 (seen
-	// only transiently while Cilium rewrites a service).
-	HasMaster bool `json:"hasMaster" expr:"hasMaster"`
-	// Slots in slot order, slot 0 first.
-	Slots []Slot `json:"slots" expr:"slots"`
-}
-
-// Slot is one lb4_key/lb4_service entry of a frontend.
-type Slot struct {
-	Slot int `json:"slot" expr:"slot"`
-	// BackendID is lb4_service.backend_id (0 in slot 0, where the union
-	// holds the algorithm/timeout or proxy port instead).
-	BackendID uint32 `json:"backendId" expr:"backendId"`
-	// Backend is the backend's ip:port from cilium_lb4_backends_v3,
-	// "0.0.0.0:0" for slot 0 and "" when the backend ID is not in the map.
-	Backend  string `json:"backend" expr:"backend"`
-	Protocol string `json:"protocol" expr:"protocol"`
-	// State is the backend state from the backends map (active,
-	// terminating, quarantined, maintenance); "" for slot 0 / not found.
-	State string `json:"state" expr:"state"`
-	// Found reports whether the backend ID resolved (always true for slot 0).
-	Found bool `json:"found" expr:"found"`
-	// Quarantined is the slot's own quarantined flag (flags2 bit 6).
-	Quarantined bool   `json:"quarantined" expr:"quarantined"`
-	RevNATID    uint16 `json:"revNatId" expr:"revNatId"`
-	// Text is the value cilium-dbg `bpf lb list` prints for this slot,
-	// byte for byte (bpf_lb_list.go dumpSVC), including the trailing space
-	// of slot-0 rows without an L7 proxy port.
-	Text string `json:"text" expr:"text"`
-}
-
-// Backends returns the ip:port of every resolved backend slot (1..N) in
-// slot order, active ones first. (Value receivers on purpose: expr-lang
-// finds them on slice elements such as services[0] too.)
-func (f Frontend) Backends() []string {
-	out := []string{}
-	for _, s := range f.Slots {
-		if s.Slot > 0 && s.Found {
-			out = append(out, s.Backend)
-		}
-	}
-	return out
-}
-
-// ActiveBackends returns the backends of slots 1..Count, the ones Cilium
-// load-balances new connections to.
-func (f Frontend) ActiveBackends() []string {
-	out := []string{}
-	for _, s := range f.Slots {
-		if s.Slot > 0 && s.Slot <= f.Count && s.Found {
-			out = append(out, s.Backend)
-		}
-	}
-	return out
-}
-
-// HasBackend reports whether addr ("ip:port") is in one of the slots.
-func (f Frontend) HasBackend(addr string) bool {
-	for _, b := range f.Backends() {
-		if b == addr {
-			return true
-		}
-	}
-	return false
-}
-
-// Frontends is the decoded services map, sorted by IP, port, protocol and
-// scope.
-type Frontends []Frontend
-
-// Find returns the frontend with the given address, or nil. addr is
-// "ip:port/PROTO" with an optional "/i" for the internal scope (the form
-// cilium-dbg prints); "ip:port" without protocol matches the first
-// frontend on that ip:port, preferring the external scope.
-func (fs Frontends) Find(addr string) *Frontend {
-	want := strings.TrimSpace(addr)
-	if strings.Contains(want, "/") {
-		for i := range fs {
-			if strings.EqualFold(fs[i].Address, want) {
-				return &fs[i]
-			}
-		}
-		return nil
-	}
-	var internal *Frontend
-	for i := range fs {
-		if hostPort(fs[i].IP, fs[i].Port) == want {
-			if fs[i].Scope == "external" {
-				return &fs[i]
-			}
-			if internal == nil {
-				internal = &fs[i]
-			}
-		}
-	}
-	return internal
-}
-
-// Has reports whether Find(addr) finds a frontend.
-func (fs Frontends) Has(addr string) bool { return fs.Find(addr) != nil }
-
-// Addresses returns every frontend's Address.
-func (fs Frontends) Addresses() []string {
-	out := make([]string, 0, len(fs))
-	for _, f := range fs {
-		out = append(out, f.Address)
-	}
-	return out
-}
-
-// OfType returns the frontends whose Type is t (ClusterIP, NodePort, ...).
-func (fs Frontends) OfType(t string) Frontends {
-	return filter(fs, func(f Frontend) bool { return strings.EqualFold(f.Type, t) })
-}
-
-// WithIP returns the frontends on the given IP (all ports, protocols).
-func (fs Frontends) WithIP(ip string) Frontends {
-	return filter(fs, func(f Frontend) bool { return f.IP == ip })
-}
-
-// LBList returns what `cilium-dbg bpf lb list -o json` prints for the IPv4
-// services map: key "<address> (<slot>)", value the slot's Text.
-func (fs Frontends) LBList() map[string][]string {
-	out := map[string][]string{}
-	for _, f := range fs {
-		for _, s := range f.Slots {
-			k := f.Address + " (" + strconv.Itoa(s.Slot) + ")"
-			out[k] = append(out[k], s.Text)
-		}
-	}
-	return out
-}
-
-// Backend is one entry of cilium_lb4_backends_v3.
-type Backend struct {
-	ID uint32 `json:"id" expr:"id"`
-	// Address is ip:port.
-	Address   string `json:"address" expr:"address"`
-	IP        string `json:"ip" expr:"ip"`
-	Port      uint16 `json:"port" expr:"port"`
-	Protocol  string `json:"protocol" expr:"protocol"`
-	State     string `json:"state" expr:"state"`
-	Flags     uint8  `json:"flags" expr:"flags"`
-	ClusterID uint16 `json:"clusterId" expr:"clusterId"`
-	Zone      uint8  `json:"zone" expr:"zone"`
-}
-
-// Backends is the decoded backends map, sorted by ID.
-type Backends []Backend
-
-// ByID returns the backend with the given ID, or nil.
-func (bs Backends) ByID(id int) *Backend {
-	for i := range bs {
-		if int(bs[i].ID) == id {
-			return &bs[i]
-		}
-	}
-	return nil
-}
-
-// Addresses returns every backend's ip:port.
-func (bs Backends) Addresses() []string {
-	out := make([]string, 0, len(bs))
-	for _, b := range bs {
-		out = append(out, b.Address)
-	}
-	return out
-}
-
-// RevNAT is one entry of cilium_lb4_reverse_nat.
-type RevNAT struct {
-	ID      uint16 `json:"id" expr:"id"`
-	Address string `json:"address" expr:"address"`
-}
-
-// RevNATs is the decoded reverse NAT map, sorted by ID.
-type RevNATs []RevNAT
-
-// ByID returns the entry with the given ID, or nil.
-func (rs RevNATs) ByID(id int) *RevNAT {
-	for i := range rs {
-		if int(rs[i].ID) == id {
-			return &rs[i]
-		}
-	}
-	return nil
-}
-
 // --- decoding -------------------------------------------------------------
 
 type svcKey struct {
@@ -398,12 +177,12 @@ func decodeSvcValue(v []byte) svcValue {
 	}
 }
 
-func decodeBackend(id uint32, v []byte) Backend {
+func decodeBackend(id uint32, v []byte) entries.Backend {
 	ip := ipv4String(v[0:4])
 	port := netEndian.Uint16(v[4:6])
-	return Backend{
+	return entries.Backend{
 		ID:        id,
-		Address:   hostPort(ip, port),
+		Address:   entries.HostPort(ip, port),
 		IP:        ip,
 		Port:      port,
 		Protocol:  protoName(v[6]),
@@ -414,10 +193,10 @@ func decodeBackend(id uint32, v []byte) Backend {
 	}
 }
 
-func decodeRevNAT(k, v []byte) RevNAT {
-	return RevNAT{
+func decodeRevNAT(k, v []byte) entries.RevNAT {
+	return entries.RevNAT{
 		ID:      netEndian.Uint16(k[0:2]),
-		Address: hostPort(ipv4String(v[0:4]), netEndian.Uint16(v[4:6])),
+		Address: entries.HostPort(ipv4String(v[0:4]), netEndian.Uint16(v[4:6])),
 	}
 }
 
@@ -430,7 +209,7 @@ func scopeName(s uint8) string {
 
 // frontendAddress mirrors Service4Key.String without the " (slot)" suffix.
 func frontendAddress(k svcKey) string {
-	a := hostPort(ipv4String(k.addr[:]), k.port) + "/" + protoName(k.proto)
+	a := entries.HostPort(ipv4String(k.addr[:]), k.port) + "/" + protoName(k.proto)
 	if k.scope == 1 {
 		a += "/i"
 	}
@@ -438,8 +217,8 @@ func frontendAddress(k svcKey) string {
 }
 
 // makeSlot builds a Slot and its cilium-dbg text (bpf_lb_list.go dumpSVC).
-func makeSlot(slot uint16, v svcValue, be *Backend) Slot {
-	s := Slot{
+func makeSlot(slot uint16, v svcValue, be *entries.Backend) entries.Slot {
+	s := entries.Slot{
 		Slot:        int(slot),
 		RevNATID:    v.revNat,
 		Quarantined: slot > 0 && v.flags&svcFlagQuarantined != 0,
@@ -479,7 +258,8 @@ func l7ProxyPort(u uint32) uint16 {
 	return p>>8 | p<<8
 }
 
-func (f *Frontend) setMaster(v svcValue) {
+// setMaster fills f from its slot-0 (service) entry.
+func setMaster(f *entries.Frontend, v svcValue) {
 	f.HasMaster = true
 	f.Count = int(v.count)
 	f.QCount = int(v.qcount)
@@ -496,31 +276,31 @@ func (f *Frontend) setMaster(v svcValue) {
 	}
 }
 
-func newFrontend(k svcKey) *Frontend {
-	return &Frontend{
+func newFrontend(k svcKey) *entries.Frontend {
+	return &entries.Frontend{
 		Address:   frontendAddress(k),
 		IP:        ipv4String(k.addr[:]),
 		Port:      k.port,
 		Protocol:  protoName(k.proto),
 		Scope:     scopeName(k.scope),
 		FlagNames: []string{},
-		Slots:     []Slot{},
+		Slots:     []entries.Slot{},
 	}
 }
 
 // Backends dumps cilium_lb4_backends_v3.
-func (r *Reader) Backends() (Backends, error) {
+func (r *Reader) Backends() (entries.Backends, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.backendsLocked()
 }
 
-func (r *Reader) backendsLocked() (Backends, error) {
+func (r *Reader) backendsLocked() (entries.Backends, error) {
 	om, err := r.get(MapBackends)
 	if err != nil {
 		return nil, err
 	}
-	out := Backends{}
+	out := entries.Backends{}
 	err = dumpMap(om, func(k *rawBackendKey, v *rawLB4Backend) {
 		out = append(out, decodeBackend(hostEndian.Uint32(k[:]), v[:]))
 	})
@@ -532,18 +312,18 @@ func (r *Reader) backendsLocked() (Backends, error) {
 }
 
 // RevNATs dumps cilium_lb4_reverse_nat.
-func (r *Reader) RevNATs() (RevNATs, error) {
+func (r *Reader) RevNATs() (entries.RevNATs, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.revNATsLocked()
 }
 
-func (r *Reader) revNATsLocked() (RevNATs, error) {
+func (r *Reader) revNATsLocked() (entries.RevNATs, error) {
 	om, err := r.get(MapRevNAT)
 	if err != nil {
 		return nil, err
 	}
-	out := RevNATs{}
+	out := entries.RevNATs{}
 	err = dumpMap(om, func(k *rawRevNATKey, v *rawLB4RevNAT) {
 		out = append(out, decodeRevNAT(k[:], v[:]))
 	})
@@ -556,7 +336,7 @@ func (r *Reader) revNATsLocked() (RevNATs, error) {
 
 // Services dumps cilium_lb4_services_v2 and resolves every slot against
 // cilium_lb4_backends_v3 and every frontend against cilium_lb4_reverse_nat.
-func (r *Reader) Services() (Frontends, error) {
+func (r *Reader) Services() (entries.Frontends, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 
@@ -564,7 +344,7 @@ func (r *Reader) Services() (Frontends, error) {
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[uint32]*Backend, len(bes))
+	byID := make(map[uint32]*entries.Backend, len(bes))
 	for i := range bes {
 		byID[bes[i].ID] = &bes[i]
 	}
@@ -583,7 +363,7 @@ func (r *Reader) Services() (Frontends, error) {
 	}
 	type group struct {
 		key svcKey
-		fe  *Frontend
+		fe  *entries.Frontend
 	}
 	groups := map[svcKey]*group{}
 	err = dumpMap(om, func(k *rawLB4Key, v *rawLB4Service) {
@@ -597,7 +377,7 @@ func (r *Reader) Services() (Frontends, error) {
 			groups[gk] = g
 		}
 		if key.slot == 0 {
-			g.fe.setMaster(val)
+			setMaster(g.fe, val)
 			g.fe.RevNAT = rnByID[val.revNat]
 			g.fe.Slots = append(g.fe.Slots, makeSlot(0, val, nil))
 			return
@@ -625,7 +405,7 @@ func (r *Reader) Services() (Frontends, error) {
 		}
 		return a.scope < b.scope
 	})
-	out := make(Frontends, 0, len(list))
+	out := make(entries.Frontends, 0, len(list))
 	for _, g := range list {
 		out = append(out, *g.fe)
 	}
@@ -637,7 +417,7 @@ func (r *Reader) Services() (Frontends, error) {
 // NAT entry. It is the cheap way to poll a single service. addr is
 // "ip:port/PROTO[/i]"; without "/PROTO" TCP, UDP and SCTP are tried in
 // that order. A frontend that is not in the map gives (nil, nil).
-func (r *Reader) LookupFrontend(addr string) (*Frontend, error) {
+func (r *Reader) LookupFrontend(addr string) (*entries.Frontend, error) {
 	keys, err := parseFrontendAddr(addr)
 	if err != nil {
 		return nil, err
@@ -667,7 +447,7 @@ func (r *Reader) LookupFrontend(addr string) (*Frontend, error) {
 		}
 		master := decodeSvcValue(raw[:])
 		fe := newFrontend(k)
-		fe.setMaster(master)
+		setMaster(fe, master)
 		fe.Slots = append(fe.Slots, makeSlot(0, master, nil))
 
 		var rnKey rawRevNATKey
@@ -693,7 +473,7 @@ func (r *Reader) LookupFrontend(addr string) (*Frontend, error) {
 			var bk rawBackendKey
 			hostEndian.PutUint32(bk[:], val.union)
 			var bv rawLB4Backend
-			var be *Backend
+			var be *entries.Backend
 			if err := bem.m.Lookup(&bk, &bv); err == nil {
 				b := decodeBackend(val.union, bv[:])
 				be = &b

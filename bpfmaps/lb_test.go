@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
 )
 
 const (
@@ -101,13 +103,13 @@ func TestServices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Frontends{
+	want := entries.Frontends{
 		{
 			Address: "0.0.0.0:30780/TCP", IP: "0.0.0.0", Port: 30780, Protocol: "TCP", Scope: "external",
 			Count: 1, RevNATID: 3, RevNAT: "0.0.0.0:30780",
 			Flags: svcFlagNodePort, Type: "NodePort", FlagNames: []string{"NodePort", "non-routable"},
 			FlagsText: "NodePort, non-routable", LBAlgorithm: "undef", HasMaster: true,
-			Slots: []Slot{
+			Slots: []entries.Slot{
 				{Slot: 0, Backend: "0.0.0.0:0", Found: true, RevNATID: 3, Text: "0.0.0.0:0 (3) (0) [NodePort, non-routable] "},
 				{Slot: 1, BackendID: 3, Backend: "10.42.0.17:8080", Protocol: "TCP", State: "active", Found: true, RevNATID: 3, Text: "10.42.0.17:8080/TCP (3) (1)"},
 			},
@@ -117,7 +119,7 @@ func TestServices(t *testing.T) {
 			Count: 2, QCount: 1, RevNATID: 2, RevNAT: "10.43.0.5:80",
 			Type: "ClusterIP", FlagNames: []string{"ClusterIP", "non-routable"},
 			FlagsText: "ClusterIP, non-routable", LBAlgorithm: "undef", HasMaster: true,
-			Slots: []Slot{
+			Slots: []entries.Slot{
 				{Slot: 0, Backend: "0.0.0.0:0", Found: true, RevNATID: 2, Text: "0.0.0.0:0 (2) (0) [ClusterIP, non-routable] "},
 				{Slot: 1, BackendID: 3, Backend: "10.42.0.17:8080", Protocol: "TCP", State: "active", Found: true, RevNATID: 2, Text: "10.42.0.17:8080/TCP (2) (1)"},
 				{Slot: 2, BackendID: 4, Backend: "10.42.0.18:8080", Protocol: "TCP", State: "active", Found: true, RevNATID: 2, Text: "10.42.0.18:8080/TCP (2) (2)"},
@@ -129,7 +131,7 @@ func TestServices(t *testing.T) {
 			Count: 2, RevNATID: 1, RevNAT: "10.43.0.10:53",
 			Type: "ClusterIP", FlagNames: []string{"ClusterIP", "non-routable"},
 			FlagsText: "ClusterIP, non-routable", LBAlgorithm: "undef", HasMaster: true,
-			Slots: []Slot{
+			Slots: []entries.Slot{
 				{Slot: 0, Backend: "0.0.0.0:0", Found: true, RevNATID: 1, Text: "0.0.0.0:0 (1) (0) [ClusterIP, non-routable] "},
 				{Slot: 1, BackendID: 1, Backend: "10.42.0.5:53", Protocol: "UDP", State: "active", Found: true, RevNATID: 1, Text: "10.42.0.5:53/UDP (1) (1)"},
 				{Slot: 2, BackendID: 2, Backend: "10.42.0.6:53", Protocol: "UDP", State: "active", Found: true, RevNATID: 1, Text: "10.42.0.6:53/UDP (1) (2)"},
@@ -140,7 +142,7 @@ func TestServices(t *testing.T) {
 			RevNATID: 5, RevNAT: "10.43.0.99:443",
 			Flags: svcFlagL7LoadBalancer, Type: "ClusterIP", FlagNames: []string{"ClusterIP", "non-routable", "l7-load-balancer"},
 			FlagsText: "ClusterIP, non-routable, l7-load-balancer", L7ProxyPort: 15001, HasMaster: true,
-			Slots: []Slot{
+			Slots: []entries.Slot{
 				{Slot: 0, Backend: "0.0.0.0:0", Found: true, RevNATID: 5, Text: "0.0.0.0:0 (5) (0) [ClusterIP, non-routable, l7-load-balancer] (L7LB Proxy Port: 15001)"},
 			},
 		},
@@ -149,7 +151,7 @@ func TestServices(t *testing.T) {
 			RevNATID: 4, RevNAT: "10.43.7.7:80",
 			Type: "ClusterIP", FlagNames: []string{"ClusterIP", "non-routable"},
 			FlagsText: "ClusterIP, non-routable", LBAlgorithm: "undef", HasMaster: true,
-			Slots: []Slot{
+			Slots: []entries.Slot{
 				{Slot: 0, Backend: "0.0.0.0:0", Found: true, RevNATID: 4, Text: "0.0.0.0:0 (4) (0) [ClusterIP, non-routable] "},
 			},
 		},
@@ -160,7 +162,7 @@ func TestServices(t *testing.T) {
 			Type:  "LoadBalancer", FlagNames: []string{"LoadBalancer", "sessionAffinity", "check source-range", "deny", "dsr"},
 			FlagsText:   "LoadBalancer, sessionAffinity, check source-range, deny, dsr",
 			LBAlgorithm: "maglev", AffinityTimeout: 10800, HasMaster: true,
-			Slots: []Slot{
+			Slots: []entries.Slot{
 				{Slot: 0, Backend: "0.0.0.0:0", Found: true, RevNATID: 6, Text: "0.0.0.0:0 (6) (0) [LoadBalancer, sessionAffinity, check source-range, deny, dsr] "},
 				{Slot: 1, BackendID: 99, RevNATID: 6, Text: "backend 99 not found"},
 			},
@@ -171,7 +173,7 @@ func TestServices(t *testing.T) {
 			Flags: svcFlagNodePort | svcFlagRoutable | svcFlagExtLocalScope | svcFlagTwoScopes,
 			Type:  "NodePort", FlagNames: []string{"NodePort", "Local", "two-scopes"},
 			FlagsText: "NodePort, Local, two-scopes", LBAlgorithm: "undef", HasMaster: true,
-			Slots: []Slot{
+			Slots: []entries.Slot{
 				{Slot: 0, Backend: "0.0.0.0:0", Found: true, RevNATID: 3, Text: "0.0.0.0:0 (3) (0) [NodePort, Local, two-scopes] "},
 				{Slot: 1, BackendID: 3, Backend: "10.42.0.17:8080", Protocol: "TCP", State: "active", Found: true, RevNATID: 3, Text: "10.42.0.17:8080/TCP (3) (1)"},
 			},
@@ -182,7 +184,7 @@ func TestServices(t *testing.T) {
 			Flags: svcFlagNodePort | svcFlagRoutable | svcFlagTwoScopes,
 			Type:  "NodePort", FlagNames: []string{"NodePort", "two-scopes"},
 			FlagsText: "NodePort, two-scopes", LBAlgorithm: "undef", HasMaster: true,
-			Slots: []Slot{
+			Slots: []entries.Slot{
 				{Slot: 0, Backend: "0.0.0.0:0", Found: true, RevNATID: 3, Text: "0.0.0.0:0 (3) (0) [NodePort, two-scopes] "},
 				{Slot: 1, BackendID: 3, Backend: "10.42.0.17:8080", Protocol: "TCP", State: "active", Found: true, RevNATID: 3, Text: "10.42.0.17:8080/TCP (3) (1)"},
 				{Slot: 2, BackendID: 6, Backend: "10.42.0.20:8080", Protocol: "TCP", State: "active", Found: true, RevNATID: 3, Text: "10.42.0.20@3:8080/TCP (3) (2)"},
@@ -259,7 +261,7 @@ func TestBackendsAndRevNAT(t *testing.T) {
 	if len(bes) != 6 {
 		t.Fatalf("got %d backends", len(bes))
 	}
-	want := Backend{ID: 6, Address: "10.42.0.20:8080", IP: "10.42.0.20", Port: 8080, Protocol: "TCP", State: "active", ClusterID: 3}
+	want := entries.Backend{ID: 6, Address: "10.42.0.20:8080", IP: "10.42.0.20", Port: 8080, Protocol: "TCP", State: "active", ClusterID: 3}
 	if got := bes.ByID(6); got == nil || *got != want {
 		t.Errorf("backend 6 = %+v, want %+v", got, want)
 	}
@@ -271,7 +273,7 @@ func TestBackendsAndRevNAT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRN := RevNATs{{1, "10.43.0.10:53"}, {2, "10.43.0.5:80"}, {3, "0.0.0.0:30780"}, {4, "10.43.7.7:80"}, {5, "10.43.0.99:443"}}
+	wantRN := entries.RevNATs{{ID: 1, Address: "10.43.0.10:53"}, {ID: 2, Address: "10.43.0.5:80"}, {ID: 3, Address: "0.0.0.0:30780"}, {ID: 4, Address: "10.43.7.7:80"}, {ID: 5, Address: "10.43.0.99:443"}}
 	if !reflect.DeepEqual(rns, wantRN) {
 		t.Errorf("rev NATs = %+v, want %+v", rns, wantRN)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
 )
 
 // TestLiveBPFFS reads a real Cilium's pinned maps, read-only, when
@@ -101,7 +103,7 @@ func TestLiveBPFFS(t *testing.T) {
 	}
 }
 
-func compareLBList(t *testing.T, file string, fes Frontends) {
+func compareLBList(t *testing.T, file string, fes entries.Frontends) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +141,7 @@ func compareLBList(t *testing.T, file string, fes Frontends) {
 
 var digits = regexp.MustCompile(`[0-9]+`)
 
-func compareCTList(t *testing.T, file string, ct CTEntries) {
+func compareCTList(t *testing.T, file string, ct entries.CTEntries) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package bpfmaps
 import (
 	"reflect"
 	"testing"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
 )
 
 // polK builds a PolicyKey as NewKeyFromPolicyKey does (policymap.go L316):
@@ -56,7 +58,7 @@ func TestPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := PolicyEntries{
+	want := entries.PolicyEntries{
 		{EndpointID: ep, Direction: "Egress", Identity: 2, Protocol: "TCP", ProtoNum: 6, Port: 8080, PrefixLen: 20, PortPrefixLen: 12,
 			PortProto: "8080-8095/TCP", Deny: true, Verdict: "Deny", AuthType: "disabled", Precedence: 0xffffffff, Valid: true},
 		{EndpointID: ep, Direction: "Ingress", Identity: 0, Protocol: "ANY", PortProto: "ANY", Verdict: "Allow", AuthType: "disabled", Valid: true},

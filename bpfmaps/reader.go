@@ -13,6 +13,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
 )
 
 // DefaultRoot is where Cilium mounts bpffs by default. Labs whose cluster
@@ -67,6 +69,30 @@ type Reader struct {
 	mu     sync.Mutex
 	maps   map[string]*openMap
 	closed bool
+}
+
+// Reader is what the bpfmap action reads through.
+var _ entries.Reader = (*Reader)(nil)
+
+// Opener returns a function that opens a Reader per bpffs root on first
+// use and returns the same one afterwards, so that a run's until polls
+// re-read through maps that are already open.
+func Opener() func(root string) (entries.Reader, error) {
+	var mu sync.Mutex
+	readers := map[string]*Reader{}
+	return func(root string) (entries.Reader, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r, ok := readers[root]; ok {
+			return r, nil
+		}
+		r, err := Open(root)
+		if err != nil {
+			return nil, err
+		}
+		readers[root] = r
+		return r, nil
+	}
 }
 
 type openMap struct {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/bpfmaps"
+	"github.com/labrun/labrun/bpfmaps/entries"
 	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/kube"
 	"github.com/labrun/labrun/kube/kubetest"
@@ -256,14 +257,14 @@ func stable[T any](ctx context.Context, t *testing.T, what string, read func() (
 
 func compareFrontend(ctx context.Context, t *testing.T, r *bpfmaps.Reader, ag *agent, s scenario) {
 	fe, out := stable(ctx, t, "frontend "+s.frontend,
-		func() (bpfmaps.Frontend, string, error) {
+		func() (entries.Frontend, string, error) {
 			fes, err := r.Services()
 			if err != nil {
-				return bpfmaps.Frontend{}, "", err
+				return entries.Frontend{}, "", err
 			}
 			f := fes.Find(s.frontend)
 			if f == nil {
-				return bpfmaps.Frontend{}, "", fmt.Errorf("frontend %s not in the services map; have %v", s.frontend, fes.Addresses())
+				return entries.Frontend{}, "", fmt.Errorf("frontend %s not in the services map; have %v", s.frontend, fes.Addresses())
 			}
 			return *f, strings.Join(slotTexts(*f), "|"), nil
 		},
@@ -326,7 +327,7 @@ func compareFrontend(ctx context.Context, t *testing.T, r *bpfmaps.Reader, ag *a
 	}
 }
 
-func slotTexts(f bpfmaps.Frontend) []string {
+func slotTexts(f entries.Frontend) []string {
 	out := []string{}
 	for _, s := range f.Slots {
 		out = append(out, s.Text)
@@ -355,7 +356,7 @@ func lbRows(out, frontend string) map[string]string {
 func compareConntrack(ctx context.Context, t *testing.T, r *bpfmaps.Reader, ag *agent, s scenario) {
 	// holder's connection is in the CT map once holder is Ready (it
 	// connected before writing its readiness file).
-	var ours bpfmaps.CTEntries
+	var ours entries.CTEntries
 	poll(t, "a TCP OUT entry of "+s.holder+" in cilium_ct4_global", 30*time.Second, func() (bool, string, error) {
 		ct, err := r.Conntrack()
 		if err != nil {
@@ -366,7 +367,7 @@ func compareConntrack(ctx context.Context, t *testing.T, r *bpfmaps.Reader, ag *
 	})
 
 	ours, out := stable(ctx, t, "the CT entries of "+s.holder,
-		func() (bpfmaps.CTEntries, string, error) {
+		func() (entries.CTEntries, string, error) {
 			ct, err := r.Conntrack()
 			if err != nil {
 				return nil, "", err

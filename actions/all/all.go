@@ -1,6 +1,7 @@
 // Package all registers every action, including those in packages of their
-// own because they link heavy libraries (bpfmap). Import it for its side
-// effect where the full set is needed: the command and the schema.
+// own (bpfmap, whose reader of Cilium's BPF maps the command hands over in
+// Runtime.BPFMaps). Import it for its side effect where the full set is
+// needed: the command and the schema.
 package all
 
 import (

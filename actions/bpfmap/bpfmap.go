@@ -1,16 +1,17 @@
 // Package bpfmap is the bpfmap action: it reads Cilium's pinned BPF maps
-// straight from the kernel. It lives in a package of its own because it
-// links the BPF library, which validation must not need; the command
-// imports it to register the action.
+// straight from the kernel, through the reader the command hands over in
+// Runtime.BPFMaps (package bpfmaps, which links cilium/ebpf). Its spec and
+// result use package bpfmaps/entries only, so validation links no BPF
+// library.
 package bpfmap
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/bpfmaps"
+	"github.com/labrun/labrun/bpfmaps/entries"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
 )
@@ -25,12 +26,12 @@ type Spec struct {
 // Result holds what was read; only the field of the chosen map is filled.
 type Result struct {
 	Map       string                 `json:"map" expr:"map"`
-	Services  bpfmaps.Frontends      `json:"services" expr:"services"`
-	Conntrack bpfmaps.CTEntries      `json:"conntrack" expr:"conntrack"`
-	Policy    bpfmaps.PolicyEntries  `json:"policy" expr:"policy"`
-	IPCache   bpfmaps.IPCacheEntries `json:"ipcache" expr:"ipcache"`
-	Backends  bpfmaps.Backends       `json:"backends" expr:"backends"`
-	RevNATs   bpfmaps.RevNATs        `json:"revnats" expr:"revnats"`
+	Services  entries.Frontends      `json:"services" expr:"services"`
+	Conntrack entries.CTEntries      `json:"conntrack" expr:"conntrack"`
+	Policy    entries.PolicyEntries  `json:"policy" expr:"policy"`
+	IPCache   entries.IPCacheEntries `json:"ipcache" expr:"ipcache"`
+	Backends  entries.Backends       `json:"backends" expr:"backends"`
+	RevNATs   entries.RevNATs        `json:"revnats" expr:"revnats"`
 }
 
 var kinds = []string{"services", "conntrack", "policy", "ipcache", "backends", "revnat"}
@@ -65,34 +66,19 @@ func check(spec *eval.Value, sc *actions.StaticContext) diag.List {
 	return errs
 }
 
-// readers keeps one Reader per bpffs root for the whole run: an until
-// poll re-reads through maps that are already open.
-var (
-	mu      sync.Mutex
-	readers = map[string]*bpfmaps.Reader{}
-)
-
-func reader(root string) (*bpfmaps.Reader, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	if r, ok := readers[root]; ok {
-		return r, nil
-	}
-	r, err := bpfmaps.Open(root)
-	if err != nil {
-		return nil, err
-	}
-	readers[root] = r
-	return r, nil
-}
+// ErrNoBPFMaps is returned when labrun has no way to read BPF maps.
+var ErrNoBPFMaps = errors.New("no access to BPF maps")
 
 func read(ctx context.Context, rt *actions.Runtime, spec *Spec) (*Result, error) {
-	r, err := reader(spec.Root)
+	if rt.BPFMaps == nil {
+		return nil, ErrNoBPFMaps
+	}
+	r, err := rt.BPFMaps(spec.Root)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Map: spec.Map, Services: bpfmaps.Frontends{}, Conntrack: bpfmaps.CTEntries{}, Policy: bpfmaps.PolicyEntries{},
-		IPCache: bpfmaps.IPCacheEntries{}, Backends: bpfmaps.Backends{}, RevNATs: bpfmaps.RevNATs{}}
+	res := &Result{Map: spec.Map, Services: entries.Frontends{}, Conntrack: entries.CTEntries{}, Policy: entries.PolicyEntries{},
+		IPCache: entries.IPCacheEntries{}, Backends: entries.Backends{}, RevNATs: entries.RevNATs{}}
 	switch spec.Map {
 	case "services":
 		res.Services, err = r.Services()

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/bpfmaps"
 	"github.com/labrun/labrun/console"
 	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/kube"
@@ -95,6 +96,7 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		Runtime: &actions.Runtime{
 			Mode:    mode,
 			Cluster: kube.Lazy(kube.ConnectOptions{Kubeconfig: *kubeconfig, Context: *kubeContext}),
+			BPFMaps: bpfmaps.Opener(),
 		},
 		Observer: console.New(stdout, live, *verbose),
 		From:     *from,

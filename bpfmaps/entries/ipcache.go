@@ -1,0 +1,104 @@
+package entries
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// IPCacheEntry is one prefix of cilium_ipcache_v2.
+type IPCacheEntry struct {
+	// Prefix as cilium-dbg prints it: "10.42.0.17/32", with "@<cluster>"
+	// when ClusterID is not 0 (cmtypes.PrefixCluster.String).
+	Prefix    string `json:"prefix" expr:"prefix"`
+	IP        string `json:"ip" expr:"ip"`
+	PrefixLen int    `json:"prefixLen" expr:"prefixLen"`
+	// Family is "IPv4" or "IPv6".
+	Family    string `json:"family" expr:"family"`
+	ClusterID uint16 `json:"clusterId" expr:"clusterId"`
+	// Identity is the security identity of the prefix.
+	Identity uint32 `json:"identity" expr:"identity"`
+	// TunnelEndpoint is the node to tunnel to, "0.0.0.0" when none (as
+	// cilium-dbg prints it).
+	TunnelEndpoint string `json:"tunnelEndpoint" expr:"tunnelEndpoint"`
+	// EncryptKey is the IPsec key index.
+	EncryptKey uint8 `json:"encryptKey" expr:"encryptKey"`
+	// Flags is the raw flag byte; FlagNames its names (skiptunnel,
+	// hastunnel, ipv6tunnel, remotecluster); FlagsText as cilium-dbg
+	// prints it ("hastunnel,remotecluster" or "<none>").
+	Flags     uint8    `json:"flags" expr:"flags"`
+	FlagNames []string `json:"flagNames" expr:"flagNames"`
+	FlagsText string   `json:"flagsText" expr:"flagsText"`
+	// Value is the value column of `cilium-dbg bpf ipcache list`:
+	// "identity=N encryptkey=N tunnelendpoint=IP flags=F"
+	// (RemoteEndpointInfo.String).
+	Value string `json:"value" expr:"value"`
+}
+
+// IPCacheEntries is the decoded ipcache, sorted by family, address and
+// prefix length.
+type IPCacheEntries []IPCacheEntry
+
+// Find returns the entry with exactly this prefix ("10.0.0.0/8", or a bare
+// IP meaning /32 or /128), or nil.
+func (es IPCacheEntries) Find(prefix string) *IPCacheEntry {
+	p, err := parsePrefix(prefix)
+	if err != nil {
+		return nil
+	}
+	for i := range es {
+		if es[i].ClusterID == 0 && es[i].IP == p.Addr().String() && es[i].PrefixLen == p.Bits() {
+			return &es[i]
+		}
+	}
+	return nil
+}
+
+// Lookup returns the longest prefix (cluster 0) containing ip, as the
+// datapath would find it, or nil.
+func (es IPCacheEntries) Lookup(ip string) *IPCacheEntry {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return nil
+	}
+	var best *IPCacheEntry
+	for i := range es {
+		e := &es[i]
+		if e.ClusterID != 0 {
+			continue
+		}
+		a, err := netip.ParseAddr(e.IP)
+		if err != nil || a.Is4() != addr.Is4() {
+			continue
+		}
+		p := netip.PrefixFrom(a, e.PrefixLen)
+		if p.Contains(addr) && (best == nil || e.PrefixLen > best.PrefixLen) {
+			best = e
+		}
+	}
+	return best
+}
+
+// IdentityOf returns the identity Lookup(ip) finds, or 0 (reserved
+// "unknown") when no prefix matches.
+func (es IPCacheEntries) IdentityOf(ip string) int {
+	if e := es.Lookup(ip); e != nil {
+		return int(e.Identity)
+	}
+	return 0
+}
+
+// WithIdentity returns the entries with the given identity.
+func (es IPCacheEntries) WithIdentity(id int) IPCacheEntries {
+	return filter(es, func(e IPCacheEntry) bool { return int(e.Identity) == id })
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		return netip.ParsePrefix(s)
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
