@@ -34,7 +34,7 @@ func init() {
 			}
 			for _, k := range spec.Keys() {
 				if !identifier.MatchString(k) {
-					errs.Add(spec.Lookup(k).Pos, "compute name %q must be an identifier (letters, digits, _)", k)
+					errs.Add(spec.KeyPos(k), "compute name %q must be an identifier (letters, digits, _)", k)
 				}
 			}
 			return errs

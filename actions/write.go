@@ -97,7 +97,7 @@ func checkWrite(spec *eval.Value, sc *StaticContext) diag.List {
 		}
 		for _, k := range kv.Keys() {
 			if k == "" || strings.ContainsAny(k, "=\n") {
-				errs.Add(kv.Lookup(k).Pos, "kv key %q cannot be empty or contain = or a newline", k)
+				errs.Add(kv.KeyPos(k), "kv key %q cannot be empty or contain = or a newline", k)
 			}
 		}
 	}

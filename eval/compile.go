@@ -60,6 +60,7 @@ type Compiler struct {
 	funcs     []Function
 	varTypes  map[string]reflect.Type
 	varOrder  []string
+	laterVars map[string]diag.Pos // variables declared further down, not yet readable
 	steps     map[string]stepInfo
 	stepOrder []string
 	envNames  []string
@@ -134,6 +135,15 @@ func (c *Compiler) DeclareVar(name string, t reflect.Type) {
 	}
 	c.varTypes[name] = t
 	c.changed()
+}
+
+// DeclareLaterVar records a variable that is declared further down the
+// playbook, so that reading it before its declaration is named as such.
+func (c *Compiler) DeclareLaterVar(name string, pos diag.Pos) {
+	if c.laterVars == nil {
+		c.laterVars = map[string]diag.Pos{}
+	}
+	c.laterVars[name] = pos
 }
 
 // VarType returns a declared variable's type.

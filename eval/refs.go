@@ -48,6 +48,10 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 				wholeSteps = true
 				continue
 			}
+			if ctx.Step < 0 {
+				fail(chain.node, "variables and outputDir are set before any step runs, so they cannot read steps")
+				continue
+			}
 			s, ok := c.steps[names[1]]
 			if !ok {
 				fail(chain.node, "unknown step %q%s", names[1], diag.DidYouMean(names[1], c.stepOrder))
@@ -76,6 +80,10 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 			}
 			t, ok := c.varTypes[names[1]]
 			if !ok {
+				if p, later := c.laterVars[names[1]]; later {
+					fail(chain.node, "variable %q is declared further down (at %s); a variable may read only those above it", names[1], p)
+					continue
+				}
 				fail(chain.node, "unknown variable %q%s", names[1], diag.DidYouMean(names[1], c.varOrder))
 				continue
 			}

@@ -156,8 +156,9 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 	}
 	c.plan.compiler = c.ec
 	overrides := c.overrides(opts)
-	c.vars(overrides)
+	// env first: a variable's default may read env.NAME
 	c.env()
+	c.vars(overrides)
 	c.secrets()
 	c.outputDir()
 	c.declareSteps()
@@ -324,6 +325,9 @@ func (c *compiler) vars(overrides map[string]override) {
 		if !slices.Contains(names, name) {
 			c.errs.Add(o.pos(), "%sthe playbook has no variable %q%s", o.prefix(), name, diag.DidYouMean(name, names))
 		}
+	}
+	for _, v := range c.pb.Vars {
+		c.ec.DeclareLaterVar(v.Name, v.Pos)
 	}
 	for _, v := range c.pb.Vars {
 		t := varType(v.Value)
