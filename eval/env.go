@@ -75,25 +75,25 @@ func (e *Env) SetEnv(name, value string) {
 	}
 }
 
-// SetStep stores a step's result (a pointer to its result struct).
-func (e *Env) SetStep(id string, v any) error {
+// SetStep stores a step's result and returns it as stored: the value an
+// action returned (a pointer to its result struct, a list of them for a
+// step with loop), or compute's values (*map[string]any), which become the
+// step's declared struct. This is the one conversion from a result to what
+// expressions, the journal and the reports see.
+func (e *Env) SetStep(id string, v any) (any, error) {
 	i, ok := e.l.stepField[id]
 	if !ok {
-		return fmt.Errorf("unknown step %s", id)
+		return nil, fmt.Errorf("unknown step %s", id)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	f := e.steps.Elem().Field(i)
-	rv := reflect.ValueOf(v)
-	if !rv.IsValid() {
-		f.Set(reflect.Zero(f.Type()))
-		return nil
-	}
-	if !rv.Type().AssignableTo(f.Type()) {
-		return fmt.Errorf("step %s: result is %s, declared %s", id, rv.Type(), f.Type())
+	rv, err := fit(v, f.Type())
+	if err != nil {
+		return nil, fmt.Errorf("step %s: %v", id, err)
 	}
 	f.Set(rv)
-	return nil
+	return rv.Interface(), nil
 }
 
 // Step returns a step's stored result.
@@ -151,6 +151,9 @@ func fit(v any, t reflect.Type) (reflect.Value, error) {
 		case int, int64, float64, bool:
 			return reflect.ValueOf(Format(v)), nil
 		}
+	}
+	if m, ok := v.(*map[string]any); ok && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		return toStruct(*m, t.Elem())
 	}
 	if t.Kind() == reflect.Slice && rv.Kind() == reflect.Slice {
 		// expr's builtins (sortBy, take, filter) return []any for a list

@@ -102,7 +102,7 @@ func TestEvalAndDecode(t *testing.T) {
 	if err := env.SetVar("n", 4); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.SetStep("first", &fakeResult{Stdout: "10.43.0.7\n", ExitCode: 0, Items: []string{"a", "b"}}); err != nil {
+	if _, err := env.SetStep("first", &fakeResult{Stdout: "10.43.0.7\n", ExitCode: 0, Items: []string{"a", "b"}}); err != nil {
 		t.Fatal(err)
 	}
 	type spec struct {
@@ -323,10 +323,10 @@ func TestRedeclaredStepKeepsLayoutUntilRead(t *testing.T) {
 	}
 
 	env := c.NewEnv()
-	if err := env.SetStep("first", &fakeResult{Stdout: "a", ExitCode: 4}); err != nil {
+	if _, err := env.SetStep("first", &fakeResult{Stdout: "a", ExitCode: 4}); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.SetStep("second", &computed{Port: 40404}); err != nil {
+	if _, err := env.SetStep("second", &computed{Port: 40404}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {

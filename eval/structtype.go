@@ -45,17 +45,18 @@ func staticType(v *Value) reflect.Type {
 	return anyType
 }
 
-// ToStruct fills a value of a struct type made by StructType from a map.
-func ToStruct(m map[string]any, t reflect.Type) (any, error) {
+// toStruct fills a value of a struct type made by StructType from
+// compute's map of values; fit calls it when a step's result is stored.
+func toStruct(m map[string]any, t reflect.Type) (reflect.Value, error) {
 	out := reflect.New(t)
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		key := f.Tag.Get("expr")
 		rv, err := fit(Plain(m[key]), f.Type)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", key, err)
+			return reflect.Value{}, fmt.Errorf("%s: %v", key, err)
 		}
 		out.Elem().Field(i).Set(rv)
 	}
-	return out.Interface(), nil
+	return out, nil
 }

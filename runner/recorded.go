@@ -59,7 +59,7 @@ func OpenRecorded(p *Plan, getenv func(string) string) (*Recorded, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := r.env.SetStep(s.ID, res); err != nil {
+		if _, err := r.env.SetStep(s.ID, res); err != nil {
 			return nil, err
 		}
 		rc.Steps = append(rc.Steps, s.ID)

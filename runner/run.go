@@ -333,11 +333,12 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 		if res != nil {
 			result = res
 		}
-		if m, ok := res.(*map[string]any); ok && err == nil {
-			// compute: the values become the step's own struct type
-			result, err = eval.ToStruct(*m, s.Result)
+		stored, serr := r.env.SetStep(s.ID, result)
+		if serr != nil {
+			err = errors.Join(err, serr)
+		} else {
+			result = stored
 		}
-		r.env.SetStep(s.ID, result)
 		rec.Result = result
 		if err != nil {
 			r.fail(ctx, rec, err)
