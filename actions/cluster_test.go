@@ -9,11 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/cluster/clustertest"
-	"github.com/labrun/labrun/eval"
 )
 
 // These tests run the Kubernetes actions against an in-memory cluster:
@@ -357,16 +354,8 @@ func TestKubernetesChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.action+" "+tt.spec, func(t *testing.T) {
-			var doc yaml.Node
-			if err := yaml.Unmarshal([]byte(tt.spec), &doc); err != nil {
-				t.Fatal(err)
-			}
-			v, errs := eval.Build(eval.NewCompiler(nil), "p.yaml", doc.Content[0], eval.Context{Step: -1})
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
 			info, _ := Lookup(tt.action)
-			got := info.Check(v, &StaticContext{})
+			got := info.Check(literalSpec(t, tt.spec), &StaticContext{})
 			if (tt.want == "") != (len(got) == 0) || (tt.want != "" && got.Error() != tt.want) {
 				t.Errorf("got %v, want %q", got, tt.want)
 			}
@@ -406,12 +395,7 @@ func TestKubernetesRegistry(t *testing.T) {
 	// exec declares that it changes the system only when the step says so.
 	exec, _ := Lookup("exec")
 	for spec, want := range map[string]bool{"{argv: [ls], pod: p}": false, "{argv: [rm, x], pod: p, mutates: true}": true} {
-		var doc yaml.Node
-		if err := yaml.Unmarshal([]byte(spec), &doc); err != nil {
-			t.Fatal(err)
-		}
-		v, _ := eval.Build(eval.NewCompiler(nil), "p.yaml", doc.Content[0], eval.Context{Step: -1})
-		if got := exec.StepMutates(v); got != want {
+		if got := exec.StepMutates(literalSpec(t, spec)); got != want {
 			t.Errorf("exec %s mutates: %v, want %v", spec, got, want)
 		}
 	}

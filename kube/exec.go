@@ -22,43 +22,43 @@ import (
 // execOptions say what to run in which container.
 type execOptions struct {
 	// Namespace defaults to the client's namespace.
-	Namespace string `json:"namespace"`
-	Pod       string `json:"pod"`
+	Namespace string
+	Pod       string
 	// Container defaults to the pod's default container.
-	Container string `json:"container"`
+	Container string
 	// Command is the argv, run directly (no shell) as kubectl exec does.
-	Command []string `json:"command"`
+	Command []string
 	// Stdin, when not nil, is attached as the command's standard input and
 	// closed after its last byte. Nil means no stdin.
-	Stdin []byte `json:"stdin"`
+	Stdin []byte
 	// Reuse runs the command through a long-lived shell session in the
 	// container instead of a new exec (see session.go): much faster for
 	// successive commands, same stdout, stderr and exit code. It needs a
 	// POSIX sh in the container and is skipped (a separate exec is used)
 	// when there is none, when Stdin is set, or when the session is busy.
-	Reuse bool `json:"reuse"`
+	Reuse bool
 	// MaxAttempts bounds tries when the connection fails before the
 	// command starts; zero means DefaultExecAttempts.
-	MaxAttempts int `json:"maxAttempts"`
+	MaxAttempts int
 }
 
 // execRun is what a command did, and how it ran. A non-zero exit code is
 // a result, not an error: execPod returns an error only when it cannot tell
 // what the command did.
 type execRun struct {
-	Namespace string   `json:"namespace"`
-	Pod       string   `json:"pod"`
-	Container string   `json:"container"`
-	Command   []string `json:"command"`
-	Stdout    string   `json:"stdout"`
-	Stderr    string   `json:"stderr"`
-	ExitCode  int      `json:"exitCode"`
+	Namespace string
+	Pod       string
+	Container string
+	Command   []string
+	Stdout    string
+	Stderr    string
+	ExitCode  int
 	// Duration is the wall time of the whole call, retries included.
-	Duration time.Duration `json:"duration"`
+	Duration time.Duration
 	// Attempts counts connection attempts (1 when the first one worked).
-	Attempts int `json:"attempts"`
+	Attempts int
 	// Transport is how the command ran: "websocket", "spdy" or "session".
-	Transport string `json:"transport"`
+	Transport string
 }
 
 // DefaultExecAttempts is the default bound on exec connection attempts.

@@ -15,19 +15,19 @@ import (
 type logOptions struct {
 	// Container defaults to the pod's default container (the
 	// kubectl.kubernetes.io/default-container annotation, else the first).
-	Container string `json:"container"`
+	Container string
 	// Previous reads the log of the previous (crashed) instance.
-	Previous bool `json:"previous"`
+	Previous bool
 	// Since returns only lines newer than this duration; SinceTime only
 	// lines after this time. At most one may be set.
-	Since     time.Duration `json:"since"`
-	SinceTime time.Time     `json:"sinceTime"`
+	Since     time.Duration
+	SinceTime time.Time
 	// TailLines, when not nil, returns only the last lines.
-	TailLines *int64 `json:"tailLines"`
+	TailLines *int64
 	// Timestamps prefixes each line with its RFC3339 timestamp.
-	Timestamps bool `json:"timestamps"`
+	Timestamps bool
 	// LimitBytes, when positive, caps the size read.
-	LimitBytes int64 `json:"limitBytes"`
+	LimitBytes int64
 }
 
 // Logs reads the log of a container of the pod t picks (see ResolvePod).
