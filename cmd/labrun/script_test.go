@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"encoding/xml"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/labrun/labrun/schemacheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of script tests")
@@ -140,16 +145,22 @@ func runScript(t *testing.T, file string) {
 		return timings.ReplaceAllString(s, "${1}X.Xs")
 	}
 	got := map[string]string{"stdout": clean(stdout.String()), "stderr": clean(stderr.String())}
+	reports := reportFiles(args, work)
 	for _, sec := range s.sections {
 		if strings.HasPrefix(sec.name, "want/") {
-			b, err := os.ReadFile(filepath.Join(work, strings.TrimPrefix(sec.name, "want/")))
-			if err != nil {
+			name := strings.TrimPrefix(sec.name, "want/")
+			b, err := os.ReadFile(filepath.Join(work, name))
+			switch {
+			case err != nil:
 				got[sec.name] = clean("(missing: " + err.Error() + ")\n")
-			} else {
+			case reports[name] != "":
+				got[sec.name] = clean(hideReportTimes(string(b)))
+			default:
 				got[sec.name] = clean(string(b))
 			}
 		}
 	}
+	checkReports(t, work, reports)
 	if *update {
 		for _, name := range []string{"stdout", "stderr"} {
 			if got[name] != "" {
@@ -192,3 +203,150 @@ var progressLines = regexp.MustCompile(`(?m)^    \.\.\. .*\(\d+s\)\n`)
 
 // timings hides durations such as "0.0s" and "12.3s" in progress output.
 var timings = regexp.MustCompile(`(\s|in )\d+\.\ds`)
+
+// reportFiles maps each --report file of a script's args, relative to its
+// work directory, to its format.
+func reportFiles(args []string, work string) map[string]string {
+	files := map[string]string{}
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--report=")
+		if !ok && a == "--report" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if format, path, found := strings.Cut(v, "="); ok && found {
+			if rel, err := filepath.Rel(work, path); err == nil && !strings.HasPrefix(rel, "..") {
+				files[rel] = format
+			}
+		}
+	}
+	return files
+}
+
+// hideReportTimes hides the clock in reports: start times and durations.
+func hideReportTimes(s string) string {
+	s = reportStarted.ReplaceAllString(s, `"started": "T"`)
+	s = reportSeconds.ReplaceAllString(s, `"seconds": S`)
+	return junitTime.ReplaceAllString(s, `time="S"`)
+}
+
+var (
+	reportStarted = regexp.MustCompile(`"started": "[^"]*"`)
+	reportSeconds = regexp.MustCompile(`"seconds": [0-9.e+-]+`)
+	junitTime     = regexp.MustCompile(`time="[0-9.]+"`)
+)
+
+// checkReports checks every report a script wrote against what readers of
+// that format rely on: a JSON report against the published
+// schemas/report.schema.json, a JUnit report against the structure of
+// the JUnit XML schema that CI systems read (testsuites > testsuite >
+// testcase, the counts agreeing with the cases).
+func checkReports(t *testing.T, work string, reports map[string]string) {
+	t.Helper()
+	for name, format := range reports {
+		data, err := os.ReadFile(filepath.Join(work, name))
+		if err != nil {
+			continue // a run that failed before writing it; the goldens say so
+		}
+		switch format {
+		case "json":
+			schema, err := schemacheck.Load("../../schemas/report.schema.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc any
+			if err := json.Unmarshal(data, &doc); err != nil {
+				t.Errorf("%s: not JSON: %v", name, err)
+				continue
+			}
+			for _, p := range schema.Validate(doc) {
+				t.Errorf("%s does not match schemas/report.schema.json: %s", name, p)
+			}
+		case "junit":
+			if err := checkJUnit(data); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
+// checkJUnit checks a JUnit file against the rules of the JUnit XML schema
+// CI systems read (Jenkins' and GitLab's junit.xsd): a testsuites root
+// holding testsuite elements with a name and counts, each testcase with a
+// name, a classname and a decimal time, and at most one of failure, error
+// or skipped; the suite's counts must agree with its cases. Unknown
+// elements or attributes are refused, since readers drop them silently.
+func checkJUnit(data []byte) error {
+	type message struct {
+		Message *string `xml:"message,attr"`
+		Body    string  `xml:",chardata"`
+	}
+	type testcase struct {
+		Name      string     `xml:"name,attr"`
+		Classname string     `xml:"classname,attr"`
+		Time      string     `xml:"time,attr"`
+		Failure   []message  `xml:"failure"`
+		Error     []message  `xml:"error"`
+		Skipped   []message  `xml:"skipped"`
+		Other     []xml.Attr `xml:",any,attr"`
+		Unknown   []struct {
+			XMLName xml.Name
+		} `xml:",any"`
+	}
+	type testsuite struct {
+		Name     string     `xml:"name,attr"`
+		Tests    *int       `xml:"tests,attr"`
+		Failures *int       `xml:"failures,attr"`
+		Errors   *int       `xml:"errors,attr"`
+		Skipped  *int       `xml:"skipped,attr"`
+		Time     string     `xml:"time,attr"`
+		Cases    []testcase `xml:"testcase"`
+		Other    []xml.Attr `xml:",any,attr"`
+		Unknown  []struct {
+			XMLName xml.Name
+		} `xml:",any"`
+	}
+	var root struct {
+		XMLName xml.Name
+		Suites  []testsuite `xml:"testsuite"`
+		Unknown []struct {
+			XMLName xml.Name
+		} `xml:",any"`
+	}
+	if err := xml.Unmarshal(data, &root); err != nil {
+		return fmt.Errorf("not XML: %v", err)
+	}
+	if root.XMLName.Local != "testsuites" || len(root.Unknown) > 0 || len(root.Suites) == 0 {
+		return fmt.Errorf("want a testsuites root holding testsuite elements, got <%s> with %d suites and %d other elements", root.XMLName.Local, len(root.Suites), len(root.Unknown))
+	}
+	decimal := regexp.MustCompile(`^\d+(\.\d+)?$`)
+	for _, su := range root.Suites {
+		if su.Name == "" || su.Tests == nil || su.Failures == nil || su.Errors == nil || su.Skipped == nil || !decimal.MatchString(su.Time) {
+			return fmt.Errorf("testsuite %q lacks name, tests, failures, errors, skipped or a decimal time", su.Name)
+		}
+		if len(su.Other) > 0 || len(su.Unknown) > 0 {
+			return fmt.Errorf("testsuite %q has attributes or elements the schema does not know: %v %v", su.Name, su.Other, su.Unknown)
+		}
+		var failures, errs, skipped int
+		for _, c := range su.Cases {
+			if c.Name == "" || c.Classname == "" || !decimal.MatchString(c.Time) || len(c.Other) > 0 || len(c.Unknown) > 0 {
+				return fmt.Errorf("testcase %q: want name, classname and a decimal time and nothing else", c.Name)
+			}
+			if n := len(c.Failure) + len(c.Error) + len(c.Skipped); n > 1 {
+				return fmt.Errorf("testcase %q has %d outcomes, want at most one", c.Name, n)
+			}
+			for _, m := range append(append(c.Failure, c.Error...), c.Skipped...) {
+				if m.Message == nil {
+					return fmt.Errorf("testcase %q: an outcome without a message attribute", c.Name)
+				}
+			}
+			failures += len(c.Failure)
+			errs += len(c.Error)
+			skipped += len(c.Skipped)
+		}
+		if *su.Tests != len(su.Cases) || *su.Failures != failures || *su.Errors != errs || *su.Skipped != skipped {
+			return fmt.Errorf("testsuite %q counts tests=%d failures=%d errors=%d skipped=%d, its cases %d, %d, %d, %d",
+				su.Name, *su.Tests, *su.Failures, *su.Errors, *su.Skipped, len(su.Cases), failures, errs, skipped)
+		}
+	}
+	return nil
+}
