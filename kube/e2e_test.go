@@ -801,6 +801,14 @@ func TestE2EExec(t *testing.T) {
 		return r
 	}
 
+	// Through cluster.Cluster, as the exec action runs it: the pod
+	// resolved by name, its default container, stdin given as text.
+	text := "abc"
+	er, err := c.Exec(ctxT(t, 30*time.Second), cluster.PodTarget{Namespace: ns, Pod: "box"}, cluster.ExecRequest{Argv: []string{"cat"}, Stdin: &text})
+	if err != nil || er.Stdout != "abc" || er.ExitCode != 0 || er.Namespace != ns || er.Pod != "box" || er.Container != "main" || !slices.Equal(er.Argv, []string{"cat"}) {
+		t.Errorf("Exec: %+v %v", er, err)
+	}
+
 	r := run(execOptions{Command: []string{"echo", "hello"}})
 	if r.Stdout != "hello\n" || r.Stderr != "" || r.ExitCode != 0 || r.Container != "main" || r.Transport != "websocket" || r.Attempts != 1 {
 		t.Errorf("echo: %+v", r)
@@ -1025,7 +1033,13 @@ func TestE2ELogs(t *testing.T) {
 	if got, err := c.podLogs(ctx, ns, "box", logOptions{Container: "side"}); err != nil || got != "" {
 		t.Errorf("side container: %q %v", got, err)
 	}
-	_, err := c.podLogs(ctx, ns, "box", logOptions{Previous: true})
+	// Through cluster.Cluster, as the logs action reads: the pod resolved,
+	// the default container named in the result.
+	lr, err := c.Logs(ctx, cluster.PodTarget{Namespace: ns, Pod: "box"}, cluster.LogRequest{TailLines: 2})
+	if err != nil || lr.Text != "line3\nline4\n" || lr.Namespace != ns || lr.Pod != "box" || lr.Container != "main" {
+		t.Errorf("Logs: %+v %v", lr, err)
+	}
+	_, err = c.podLogs(ctx, ns, "box", logOptions{Previous: true})
 	t.Logf("previous: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "BadRequest (400)") || !strings.Contains(err.Error(), "previous terminated container") {
 		t.Errorf("previous without a restart: %v", err)
