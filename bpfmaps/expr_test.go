@@ -5,37 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/expr-lang/expr"
-
-	"github.com/labrun/labrun/bpfmaps/entries"
 )
-
-// resultTypes are every struct type returned to callers.
-var resultTypes = []any{entries.Frontend{}, entries.Slot{}, entries.Backend{}, entries.RevNAT{}, entries.CTEntry{}, entries.PolicyEntry{}, entries.IPCacheEntry{}}
-
-// TestResultTags enforces the contract the playbook layer relies on: every
-// exported field has json and expr tags, equal, lowerCamel.
-func TestResultTags(t *testing.T) {
-	for _, v := range resultTypes {
-		typ := reflect.TypeOf(v)
-		for i := 0; i < typ.NumField(); i++ {
-			f := typ.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			j, e := f.Tag.Get("json"), f.Tag.Get("expr")
-			if j == "" || e == "" || j != e {
-				t.Errorf("%s.%s: json %q expr %q: want both, equal", typ.Name(), f.Name, j, e)
-				continue
-			}
-			if !unicode.IsLower(rune(j[0])) || strings.ContainsAny(j, "_-, ") {
-				t.Errorf("%s.%s: tag %q is not lowerCamel", typ.Name(), f.Name, j)
-			}
-		}
-	}
-}
 
 // TestExprUse runs the kind of expressions a lab writes against real
 // decoded maps, through expr-lang with the expr tags.
