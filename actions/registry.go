@@ -190,6 +190,23 @@ func (i *Info) Watch(ctx context.Context, rt *Runtime, spec any, cond Condition)
 	return i.watch(ctx, rt, spec, cond)
 }
 
+// CheckSpec is all that makes a step's spec valid for the action, in one
+// place: its keys and types against the Go spec type (eval.Check), then
+// what the type cannot express (the action's own Check). It also returns
+// the step's result type: the action's, or for an action whose result is
+// its spec's keys (compute), a struct of them typed by their values. The
+// playbook's own keys are the loader's (package syntax); what a spec may
+// read is the compiler's.
+func (i *Info) CheckSpec(spec *eval.Value, sc *StaticContext) (reflect.Type, diag.List) {
+	errs := eval.Check(spec, i.Spec)
+	errs = append(errs, i.Check(spec, sc)...)
+	result := i.Result
+	if i.DynamicResult && spec.Keys() != nil {
+		result = eval.StructType(spec)
+	}
+	return result, errs
+}
+
 // Check runs the action's own static checks.
 func (i *Info) Check(spec *eval.Value, sc *StaticContext) diag.List {
 	if i.check == nil || spec == nil {

@@ -219,11 +219,11 @@ func (c *compiler) buildSpec(index int, s *syntax.Step, info *actions.Info) buil
 	if len(errs) > 0 {
 		return b
 	}
-	c.errs = append(c.errs, eval.Check(spec, info.Spec)...)
 	sc := &actions.StaticContext{PlaybookDir: filepath.Dir(c.file), HasOutputDir: c.plan.OutputDir != nil, OutputDir: c.outputDirLiteral()}
-	c.errs = append(c.errs, info.Check(spec, sc)...)
-	if info.DynamicResult && spec.Keys() != nil {
-		b.result = eval.StructType(spec)
+	result, errs := info.CheckSpec(spec, sc)
+	c.errs = append(c.errs, errs...)
+	if result != info.Result {
+		b.result = result
 		c.ec.DeclareStep(s.ID.Value, b.result, s.ID.Pos)
 	}
 	return b
