@@ -1,0 +1,121 @@
+package bpfmap
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/bpfmaps/entries"
+	"github.com/labrun/labrun/eval"
+)
+
+// reader answers each map with one entry, and records what was asked.
+type reader struct {
+	asked    []string
+	endpoint uint16
+}
+
+func (r *reader) Services() (entries.Frontends, error) {
+	r.asked = append(r.asked, "services")
+	return entries.Frontends{{Address: "10.43.0.5:80/TCP"}}, nil
+}
+func (r *reader) Backends() (entries.Backends, error) {
+	r.asked = append(r.asked, "backends")
+	return entries.Backends{{ID: 7}}, nil
+}
+func (r *reader) RevNATs() (entries.RevNATs, error) {
+	r.asked = append(r.asked, "revnat")
+	return entries.RevNATs{{ID: 3}}, nil
+}
+func (r *reader) Conntrack() (entries.CTEntries, error) {
+	r.asked = append(r.asked, "conntrack")
+	return entries.CTEntries{{Line: "x"}}, nil
+}
+func (r *reader) Policy(ep uint16) (entries.PolicyEntries, error) {
+	r.asked, r.endpoint = append(r.asked, "policy"), ep
+	return entries.PolicyEntries{{EndpointID: ep}}, nil
+}
+func (r *reader) IPCache() (entries.IPCacheEntries, error) {
+	r.asked = append(r.asked, "ipcache")
+	return entries.IPCacheEntries{{Identity: 2}}, nil
+}
+
+// The action reads the one map the spec names, through the reader the
+// runtime hands over for the spec's root; the other lists stay empty, not
+// null.
+func TestReadsTheNamedMap(t *testing.T) {
+	for _, m := range kinds {
+		t.Run(m, func(t *testing.T) {
+			r := &reader{}
+			var root string
+			rt := &actions.Runtime{BPFMaps: func(p string) (entries.Reader, error) { root = p; return r, nil }}
+			res, err := read(context.Background(), rt, &Spec{Map: m, Endpoint: 1234, Root: "/run/bpffs"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(r.asked, []string{m}) || root != "/run/bpffs" || res.Map != m {
+				t.Fatalf("asked %v under %q, result for %q", r.asked, root, res.Map)
+			}
+			filled := map[string]int{"services": len(res.Services), "conntrack": len(res.Conntrack), "policy": len(res.Policy),
+				"ipcache": len(res.IPCache), "backends": len(res.Backends), "revnat": len(res.RevNATs)}
+			for k, n := range filled {
+				if want := map[bool]int{true: 1, false: 0}[k == m]; n != want {
+					t.Errorf("%s has %d entries, want %d", k, n, want)
+				}
+			}
+			if res.Services == nil || res.Conntrack == nil || res.Policy == nil || res.IPCache == nil || res.Backends == nil || res.RevNATs == nil {
+				t.Errorf("a list is nil: %+v", res)
+			}
+			if m == "policy" && r.endpoint != 1234 {
+				t.Errorf("policy of endpoint %d, want 1234", r.endpoint)
+			}
+		})
+	}
+}
+
+func TestReadRefuses(t *testing.T) {
+	if _, err := read(context.Background(), &actions.Runtime{}, &Spec{Map: "services"}); !errors.Is(err, ErrNoBPFMaps) {
+		t.Errorf("no reader: %v", err)
+	}
+	denied := errors.New("operation not permitted")
+	rt := &actions.Runtime{BPFMaps: func(string) (entries.Reader, error) { return nil, denied }}
+	if _, err := read(context.Background(), rt, &Spec{Map: "services"}); !errors.Is(err, denied) {
+		t.Errorf("reader refused: %v", err)
+	}
+	rt = &actions.Runtime{BPFMaps: func(string) (entries.Reader, error) { return &reader{}, nil }}
+	for spec, want := range map[Spec]string{
+		{Map: "policy", Endpoint: 0}:       "endpoint 0 is not an endpoint id",
+		{Map: "policy", Endpoint: 1 << 16}: "endpoint 65536 is not an endpoint id",
+		{Map: "routes"}:                    `unknown map "routes"; expected one of [services conntrack policy ipcache backends revnat]`,
+	} {
+		if _, err := read(context.Background(), rt, &spec); err == nil || err.Error() != want {
+			t.Errorf("%+v: %v, want %q", spec, err, want)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for spec, want := range map[string]string{
+		"{map: services}":            "",
+		"{map: policy, endpoint: 7}": "",
+		"{map: policy}":              "p.yaml:1:1: map: policy needs endpoint (the endpoint id)",
+		"{map: service}":             `p.yaml:1:7: unknown map "service" (did you mean "services"?); expected one of [services conntrack policy ipcache backends revnat]`,
+	} {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(spec), &doc); err != nil {
+			t.Fatal(err)
+		}
+		v, errs := eval.Build(eval.NewCompiler(nil), "p.yaml", doc.Content[0], eval.Context{Step: -1})
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		got := check(v, &actions.StaticContext{})
+		if (want == "") != (len(got) == 0) || (want != "" && got.Error() != want) {
+			t.Errorf("%s: %v, want %q", spec, got, want)
+		}
+	}
+}
