@@ -78,8 +78,6 @@ func Generate() ([]byte, error) {
 		switch key {
 		case "vars":
 			return newObj("type", "object", "propertyNames", newObj("pattern", idPattern), "description", doc)
-		case "env":
-			return newObj("type", "array", "items", newObj("type", "string"), "description", doc)
 		case "steps", "finally":
 			s := newObj("type", "array", "items", newObj("$ref", "#/$defs/step"), "description", doc)
 			if key == "steps" {
@@ -87,7 +85,7 @@ func Generate() ([]byte, error) {
 			}
 			return s
 		}
-		return newObj("type", "string", "description", doc)
+		return nil
 	})
 	root.set("type", "object")
 	root.set("required", required)
@@ -102,12 +100,22 @@ func Generate() ([]byte, error) {
 }
 
 // structProps builds properties and required keys from the keys the
-// loader reads.
+// loader reads. fieldSchema gives the schema of keys that need more than
+// their Go type says; it returns nil for the others, which are a string
+// (syntax.Text) or a list of strings ([]syntax.Text, such as env and
+// secret).
 func structProps(t reflect.Type, fieldSchema func(key, doc string) any) (*obj, []string) {
 	props := newObj()
 	required := []string{}
 	for _, f := range fields.Of(t) {
-		props.set(f.Key, fieldSchema(f.Key, f.Doc))
+		s := fieldSchema(f.Key, f.Doc)
+		if s == nil {
+			s = newObj("type", "string", "description", f.Doc)
+			if f.Type.Kind() == reflect.Slice {
+				s = newObj("type", "array", "items", newObj("type", "string"), "description", f.Doc)
+			}
+		}
+		props.set(f.Key, s)
 		if f.Required {
 			required = append(required, f.Key)
 		}
@@ -117,7 +125,7 @@ func structProps(t reflect.Type, fieldSchema func(key, doc string) any) (*obj, [
 
 func assertionSchema() *obj {
 	props, required := structProps(reflect.TypeOf(syntax.Assertion{}), func(key, doc string) any {
-		return newObj("type", "string", "description", doc)
+		return nil
 	})
 	return newObj("anyOf", []any{
 		newObj("type", "string", "description", "An expression that must be true."),
@@ -139,7 +147,7 @@ func stepSchema() *obj {
 		case "loop":
 			return newObj("anyOf", []any{newObj("type", "array"), newObj("$ref", "#/$defs/template")}, "description", doc)
 		}
-		return newObj("type", "string", "description", doc)
+		return nil
 	})
 	var oneOf []any
 	for _, a := range actions.All() {

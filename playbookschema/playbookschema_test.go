@@ -103,8 +103,8 @@ func TestPlaybooksMatchSchema(t *testing.T) {
 			t.Errorf("%s: %v", f, probs)
 		}
 	}
-	// loop takes a YAML list or a template
-	for _, src := range []string{"name: a\nsteps:\n  - id: a\n    loop: [80, 443]\n    run: {argv: [x]}\n", "name: a\nsteps:\n  - id: a\n    loop: ${{ 1..3 }}\n    run: {argv: [x]}\n"} {
+	// loop takes a YAML list or a template; env and secret are lists of names
+	for _, src := range []string{"name: a\nvars: {pin: x}\nenv: [HOME]\nsecret: [pin]\nsteps:\n  - id: a\n    run: {argv: [x]}\n", "name: a\nsteps:\n  - id: a\n    loop: [80, 443]\n    run: {argv: [x]}\n", "name: a\nsteps:\n  - id: a\n    loop: ${{ 1..3 }}\n    run: {argv: [x]}\n"} {
 		if probs := validateYAML(t, schema, []byte(src)); len(probs) > 0 {
 			t.Errorf("%q: %v", src, probs)
 		}
