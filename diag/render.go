@@ -25,7 +25,7 @@ func Render(w io.Writer, errs []*Error, read func(file string) ([]byte, error)) 
 	files := map[string][]string{}
 	for _, e := range errs {
 		fmt.Fprintln(w, e.Error())
-		if e.Pos.Line == 0 || e.Pos.File == "" {
+		if e.Pos.Line <= 0 || e.Pos.File == "" {
 			continue
 		}
 		lines, ok := files[e.Pos.File]

@@ -75,3 +75,19 @@ no position
 		}
 	}
 }
+
+// Render prints any error on any source without panicking, and always
+// starts with the error's own line.
+func FuzzRender(f *testing.F) {
+	f.Add("name: a\nstep:\n", 2, 1, `unknown key "step" (did you mean "steps"?)`)
+	f.Add("\t'${{ steps.frist }}'", 1, 9, "unknown step \"frist\" (did you mean \"first\"?)")
+	f.Add("é \"x", 1, 3, "`x` \"\"")
+	f.Fuzz(func(t *testing.T, src string, line, col int, msg string) {
+		e := &Error{Pos: Pos{File: "f", Line: line, Col: col}, Msg: msg}
+		var b strings.Builder
+		Render(&b, []*Error{e}, func(string) ([]byte, error) { return []byte(src), nil })
+		if !strings.HasPrefix(b.String(), e.Error()+"\n") {
+			t.Fatalf("output does not start with the error line: %q", b.String())
+		}
+	})
+}
