@@ -86,13 +86,64 @@ func TestExprLabExpressions(t *testing.T) {
 	}
 }
 
-// TestExprTypesCompile checks that expr can type-check member access on
-// every registered result type (as the engine does at validate time).
+// TestExprTypesCompile checks that expr type-checks member access on every
+// field, at every depth, of every registered result type, by the name its
+// expr tag gives (as the engine does at validate time), and that the Go
+// field name is not reachable instead.
 func TestExprTypesCompile(t *testing.T) {
+	n := 0
+	defer func() { t.Logf("%d member accesses compiled on %d result types", n, len(All)) }()
 	for _, p := range All {
 		env := map[string]any{"v": reflect.Zero(p.Result).Interface()}
-		if _, err := expr.Compile(`v`, expr.Env(env)); err != nil {
-			t.Errorf("%s: %v", p.Kind, err)
+		paths := fieldPaths("v", p.Result, 0)
+		if len(paths) == 0 {
+			t.Errorf("%s: result type %s has no field to read", p.Kind, p.Result)
+		}
+		for _, path := range paths {
+			n++
+			if _, err := expr.Compile(path, expr.Env(env)); err != nil {
+				t.Errorf("%s: %s: %v", p.Kind, path, err)
+			}
 		}
 	}
+}
+
+// fieldPaths lists an expression reading each exported field of t (by its
+// expr name), descending into structs, pointers, lists ([0]) and maps
+// with string keys (["k"]), to a depth of 5.
+func fieldPaths(prefix string, t reflect.Type, depth int) []string {
+	if depth > 5 {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return fieldPaths(prefix, t.Elem(), depth)
+	case reflect.Slice, reflect.Array:
+		return fieldPaths(prefix+"[0]", t.Elem(), depth+1)
+	case reflect.Map:
+		if t.Key().Kind() == reflect.String {
+			return fieldPaths(prefix+`["k"]`, t.Elem(), depth+1)
+		}
+		return nil
+	case reflect.Struct:
+		var out []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name := f.Tag.Get("expr")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if f.Anonymous && f.Tag.Get("expr") == "" {
+				out = append(out, fieldPaths(prefix, f.Type, depth)...)
+				continue
+			}
+			out = append(out, prefix+"."+name)
+			out = append(out, fieldPaths(prefix+"."+name, f.Type, depth+1)...)
+		}
+		return out
+	}
+	return nil
 }
