@@ -242,3 +242,26 @@ func TestRefsAndObjectKeys(t *testing.T) {
 		}
 	}
 }
+
+// A learner's file is untrusted: any JSON value gets problems or none,
+// never a panic, and every problem names where it is.
+func FuzzValidate(f *testing.F) {
+	s, err := Parse("svc.json", []byte(svcSchema))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{`{"service_id": 7, "frontend": "10.43.0.5:80", "backends": ["a", "b"]}`, `[]`, `{"backends": [1, 1], "mode": null}`, `"x"`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		var v any
+		if json.Unmarshal([]byte(doc), &v) != nil {
+			return
+		}
+		for _, p := range s.Validate(v) {
+			if p.Msg == "" || (p.Path != "" && !strings.HasPrefix(p.Path, "/")) {
+				t.Fatalf("problem %#v", p)
+			}
+		}
+	})
+}
