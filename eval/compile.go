@@ -302,6 +302,9 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	defer c.mu.Unlock()
 	sc := scope{result: ctx.Result, item: ctx.Item}
 	cfg, _ := c.config(sc)
+	if err := nonASCIIName(src, pos); err != nil {
+		return nil, err
+	}
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
 		return nil, exprError(src, pos, err)
@@ -362,39 +365,6 @@ func (c *Compiler) compileTree(tree *parser.Tree, sc scope, want reflect.Kind) (
 	ast.Walk(&tree.Node, &structNatures{cache: &cfg.NtCache})
 	prog, err := compiler.Compile(tree, cfg)
 	return prog, et, err
-}
-
-// checkConstRegexps compiles the constant regular expressions passed to
-// labrun's regexp functions, and a constant right side of matches.
-func checkConstRegexps(tree *parser.Tree) error {
-	v := &regexpVisitor{}
-	ast.Walk(&tree.Node, v)
-	if v.err != nil {
-		return v.err.Bind(tree.Source)
-	}
-	return nil
-}
-
-type regexpVisitor struct{ err *file.Error }
-
-func (v *regexpVisitor) Visit(node *ast.Node) {
-	call, ok := (*node).(*ast.CallNode)
-	if !ok || v.err != nil {
-		return
-	}
-	id, ok := call.Callee.(*ast.IdentifierNode)
-	if !ok {
-		return
-	}
-	i, ok := regexpArgs[id.Value]
-	if !ok || i >= len(call.Arguments) {
-		return
-	}
-	if s, ok := call.Arguments[i].(*ast.StringNode); ok {
-		if _, err := compileRegexp(s.Value); err != nil {
-			v.err = &file.Error{Location: s.Location(), Message: err.Error()}
-		}
-	}
 }
 
 // preciseType is the Go type of a nature, with the element types expr

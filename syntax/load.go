@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -99,13 +100,13 @@ func parseDocument(file string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, at(1, 1, "empty playbook: expected a mapping with name and steps")
 		}
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, err, data)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, at(extra.Line, extra.Column, "a playbook is one YAML document; found a second one (remove the --- separator)")
 	} else if !errors.Is(err, io.EOF) {
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, err, data)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, at(1, 1, "empty playbook: expected a mapping with name and steps")
@@ -123,16 +124,42 @@ func parseDocument(file string, data []byte) (*yaml.Node, error) {
 var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 // yamlError rewrites yaml.v3's "yaml: line N: msg" into file:N:1: msg.
-func yamlError(file string, err error) error {
+func yamlError(file string, err error, data []byte) error {
 	msg := err.Error()
 	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
 		line := 1
 		if m[1] != "" {
 			line, _ = strconv.Atoi(m[1])
 		}
+		if m[2] == "could not find expected ':'" {
+			if n, col := longKey(data, line); n > 0 {
+				return diag.Errorf(diag.Pos{File: file, Line: line, Col: col}, "this mapping key is %d characters long; YAML allows at most 1024 for a key on one line", n)
+			}
+		}
 		return diag.Errorf(diag.Pos{File: file, Line: line, Col: 1}, "invalid YAML: %s", m[2])
 	}
 	return diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, "invalid YAML: %s", msg)
+}
+
+// longKey finds a plain mapping key longer than YAML's 1024-character
+// limit on line (1-based) of data: yaml.v3 then only says it could not
+// find the ':'. It returns the key's length in characters and its column,
+// or 0.
+func longKey(data []byte, line int) (int, int) {
+	lines := bytes.Split(data, []byte("\n"))
+	if line < 1 || line > len(lines) {
+		return 0, 0
+	}
+	text := string(lines[line-1])
+	key, _, ok := strings.Cut(text, ": ")
+	if !ok {
+		key, ok = strings.CutSuffix(strings.TrimRight(text, " \r"), ":")
+	}
+	trimmed := strings.TrimLeft(key, " -")
+	if !ok || utf8.RuneCountInString(trimmed) <= 1024 {
+		return 0, 0
+	}
+	return utf8.RuneCountInString(trimmed), utf8.RuneCountInString(key) - utf8.RuneCountInString(trimmed) + 1
 }
 
 func lineCol(data []byte, off int) (int, int) {
@@ -189,6 +216,22 @@ func Pos(file string, n *yaml.Node) diag.Pos {
 
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
 	d.errs.Add(d.pos(n), format, args...)
+}
+
+// nonASCII refuses a name with a character outside ASCII, naming the
+// character and pointing at it: a Cyrillic е prints like a Latin e, and
+// the name would otherwise look right in the message.
+func (d *decoder) nonASCII(n *yaml.Node, what string) bool {
+	desc, col, found := diag.NonASCII(n.Value)
+	if !found {
+		return false
+	}
+	p := d.pos(n)
+	if n.Style == 0 {
+		p.Col += col - 1
+	}
+	d.errs.Add(p, "%s %q holds %s at character %d; names are ASCII letters, digits and _", what, n.Value, desc, col)
+	return true
 }
 
 // checkNoAliases rejects anchors' aliases and merge keys. They are the
@@ -303,6 +346,13 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 		}
 		v.SetString(n.Value)
 	case reflect.Int:
+		if n.Kind == yaml.ScalarNode && digits.MatchString(n.Value) {
+			// YAML reads a whole number too large for an int64 as a float
+			if _, err := strconv.Atoi(n.Value); errors.Is(err, strconv.ErrRange) {
+				d.errorf(n, "%s is too large; expected a whole number up to %d", n.Value, math.MaxInt)
+				return
+			}
+		}
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
 			d.errorf(n, "expected a whole number, found %s", yamlnode.Describe(n))
 			return
@@ -328,6 +378,9 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 	}
 }
 
+// digits is a whole number as written, with an optional sign.
+var digits = regexp.MustCompile(`^[-+]?[0-9]+$`)
+
 // duration reads "250ms", "2m", "1h30m" or a plain number of seconds.
 func (d *decoder) duration(n *yaml.Node) (Duration, bool) {
 	if n.Kind != yaml.ScalarNode {
@@ -340,6 +393,10 @@ func (d *decoder) duration(n *yaml.Node) (Duration, bool) {
 		f, err := strconv.ParseFloat(n.Value, 64)
 		if err != nil {
 			d.errorf(n, "expected a duration such as 30s or 2m, found %s", yamlnode.Describe(n))
+			return Duration{}, false
+		}
+		if f*float64(time.Second) >= math.MaxInt64 {
+			d.errorf(n, "duration %s is too long; the longest is %d seconds (about 292 years)", n.Value, int64(math.MaxInt64/time.Second))
 			return Duration{}, false
 		}
 		dur = time.Duration(f * float64(time.Second))
@@ -374,6 +431,9 @@ func (d *decoder) vars(n *yaml.Node) []*Var {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if !d.checkKey(k, seen) {
+			continue
+		}
+		if d.nonASCII(k, "variable name") {
 			continue
 		}
 		if !varPattern.MatchString(k.Value) {
@@ -462,6 +522,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 	}
 	if !seen["id"] {
 		d.errorf(n, "step has no id; add id: <name> so later steps can refer to it")
+	} else if s.ID.Node != nil && d.nonASCII(s.ID.Node, "step id") {
 	} else if s.ID.Node != nil && !idPattern.MatchString(s.ID.Value) {
 		d.errorf(s.ID.Node, "step id %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say steps.%s", s.ID.Value, strings.ReplaceAll(s.ID.Value, "-", "_"))
 	}
@@ -518,6 +579,9 @@ func (d *decoder) branches(k, n *yaml.Node, group *Step) []*Branch {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		bk, bv := n.Content[i], n.Content[i+1]
 		if !d.checkKey(bk, seen) {
+			continue
+		}
+		if d.nonASCII(bk, "branch name") {
 			continue
 		}
 		if !idPattern.MatchString(bk.Value) {
