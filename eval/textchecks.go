@@ -77,4 +77,3 @@ func (v *regexpVisitor) Visit(node *ast.Node) {
 		}
 	}
 }
-
