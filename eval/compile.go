@@ -3,6 +3,15 @@
 // Every expression is compiled once, when the playbook is validated, against
 // the declared types of variables and step results, so a misspelled field or
 // a string compared with a number is reported before anything runs.
+//
+// One file per job: compile.go compiles expressions against the declared
+// layout and refs.go checks what they read; template.go splits ${{ }}
+// templates; value.go builds an action's spec into a Value, check.go checks
+// it against the spec's Go type and decode.go renders and stores it when the
+// step runs; env.go holds the run's values (Env.SetStep is the one
+// conversion of a result into them); structtype.go types compute's results;
+// orderedmap.go keeps mapping keys in the order written; funcs.go and
+// match.go are the functions expressions call.
 package eval
 
 import (
