@@ -247,7 +247,7 @@ func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*
 			}
 			reported[k] = len(res.Problems) > n
 		}
-		res.Problems = append(res.Problems, schemaProblems(rt, spec, name, learner, reported, hint)...)
+		res.Problems = append(res.Problems, schemaProblems(rt, spec, name, got, learner, reported, hint)...)
 	case spec.KV != nil:
 		learner := parseKV(string(got))
 		m := spec.KV.(*eval.Map)
@@ -275,8 +275,9 @@ func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*
 
 // schemaProblems checks a learner's JSON against the step's schema and
 // returns what it finds on keys the value comparison did not already
-// report (extra keys, a wrong type inside a list), with the key's hint.
-func schemaProblems(rt *Runtime, spec *WriteSpec, name string, learner any, reported map[string]bool, hint func(string) string) []string {
+// report (extra keys, a wrong type inside a list), with the key's hint and
+// the line and column in the learner's file (text) where it is.
+func schemaProblems(rt *Runtime, spec *WriteSpec, name string, text []byte, learner any, reported map[string]bool, hint func(string) string) []string {
 	if spec.Schema == "" {
 		return nil
 	}
@@ -288,7 +289,8 @@ func schemaProblems(rt *Runtime, spec *WriteSpec, name string, learner any, repo
 	for _, p := range schema.Validate(learner) {
 		key := strings.SplitN(strings.TrimPrefix(p.Path, "/"), "/", 2)[0]
 		if key == "" || !reported[key] {
-			out = append(out, fmt.Sprintf("%s: %s%s", name, p, hint(key)))
+			line, col := schemacheck.Locate(text, p.Path)
+			out = append(out, fmt.Sprintf("%s:%d:%d: %s%s", name, line, col, p, hint(key)))
 		}
 	}
 	return out

@@ -26,6 +26,14 @@ func pointerPos(file string, data []byte, ptr string) diag.Pos {
 	}
 }
 
+// Locate returns the line and column in JSON text data where the value at
+// a JSON pointer (a Problem's Path) is written, or its nearest enclosing
+// value: a learner's file is graded with the place of each problem.
+func Locate(data []byte, ptr string) (line, col int) {
+	p := pointerPos("", data, ptr)
+	return p.Line, p.Col
+}
+
 // offsets maps every JSON pointer of a document to the byte offset of its
 // key (object members) or value (array items, the root). The text was
 // already decoded once, so a syntax error here only ends the walk early.

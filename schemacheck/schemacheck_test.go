@@ -265,3 +265,12 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+func TestLocate(t *testing.T) {
+	doc := []byte("{\n  \"a\": [1,\n    {\"b\": 2}],\n  \"c\": 3\n}")
+	for ptr, want := range map[string][2]int{"": {1, 1}, "/a": {2, 3}, "/a/1": {3, 5}, "/a/1/b": {3, 6}, "/c": {4, 3}, "/a/1/missing": {3, 5}} {
+		if l, c := Locate(doc, ptr); l != want[0] || c != want[1] {
+			t.Errorf("Locate(%q) = %d:%d, want %d:%d", ptr, l, c, want[0], want[1])
+		}
+	}
+}
