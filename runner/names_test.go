@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/labrun/labrun/actions"
 	_ "github.com/labrun/labrun/actions/all" // every action, bpfmap's included
@@ -14,7 +15,9 @@ import (
 // reports and `labrun parse` print, and its expr tag, which expressions
 // read (expr-lang reads only a tag named expr). This test walks every
 // type a result or function can hand to an expression or the journal and
-// fails on any field whose two names differ, so a playbook's
+// fails on any field whose two names differ, or that lacks one of them or
+// is not lowerCamel (the convention parse and bpfmaps/entries also test
+// for their own types), so a playbook's
 // steps.x.backendPods and the journal's "backendPods" cannot drift apart.
 func TestResultFieldNamesAgree(t *testing.T) {
 	roots := map[string]reflect.Type{}
@@ -67,8 +70,13 @@ func TestResultFieldNamesAgree(t *testing.T) {
 				exprName = f.Name
 			}
 			fields++
-			if jsonName != exprName {
+			switch {
+			case jsonName != exprName:
 				t.Errorf("%s: %s.%s is %q in JSON but %q in expressions", from, typ, f.Name, jsonName, exprName)
+			case !hasJSON || !hasExpr:
+				t.Errorf("%s: %s.%s needs both a json and an expr tag, so its name is written, not taken from Go", from, typ, f.Name)
+			case !unicode.IsLower(rune(jsonName[0])) || strings.ContainsAny(jsonName, "_- "):
+				t.Errorf("%s: %s.%s: %q is not lowerCamel", from, typ, f.Name, jsonName)
 			}
 			walk(from, f.Type)
 		}
