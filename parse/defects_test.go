@@ -217,3 +217,67 @@ func TestCurlSeveralErrors(t *testing.T) {
 		{Code: 28, Message: "Connection timed out after 5001 milliseconds"}})
 	eq(t, "exit code of the last", deref(c.ExitCode), 28)
 }
+
+// The socket-LB hooks a lab checks, in both spellings of bpftool.
+func TestCgroupTreeSocketLBHooks(t *testing.T) {
+	old, err := ParseCgroupTree(input(t, "public/bpftool-cgroup-tree/gh-cilium-11724-cilium-1.7.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "hooks", old.Hooks(), []string{"connect4", "connect6", "post_bind4", "post_bind6", "sendmsg4", "sendmsg6", "recvmsg4", "recvmsg6"})
+	eq(t, "cgroup", old.Hook("cgroup_inet4_connect")[0].Cgroup, "/run/cilium/cgroupv2")
+	eq(t, "no name printed", old.Hook("connect4")[0].Name, "")
+	// bpftool 7: libbpf names, indented rows, flags and names.
+	text := "CgroupPath\nID       AttachType      AttachFlags     Name           \n/run/cilium/cgroupv2\n" +
+		"    1031     cgroup_inet4_connect multi           cil_sock4_connect              \n" +
+		"    1035     cgroup_inet4_getpeername multi           cil_sock4_getpeername          \n"
+	now, err := ParseCgroupTree(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "connect4", now.Hook("connect4"), []CgroupProg{{Cgroup: "/run/cilium/cgroupv2", ID: 1031, AttachType: "cgroup_inet4_connect", Hook: "connect4", AttachFlags: "multi", Name: "cil_sock4_connect"}})
+	eq(t, "getpeername4", now.Hook("getpeername4")[0].Name, "cil_sock4_getpeername")
+	_, err = ParseCgroupTree("/run/cilium/cgroupv2\n    1031     cgroup_inet4_conn\n")
+	wantError(t, err, kindCgroupTree, 2, `unknown attach type "cgroup_inet4_conn"`)
+	_, err = ParseCgroupTree("/run/cilium/cgroupv2\n    1031     cgroup_inet4_conn")
+	wantTruncated(t, err, kindCgroupTree, 2, "truncated); 0 complete programs")
+}
+
+// --revnat, --backends and --frontends, in the shapes Cilium 1.20's
+// printing code gives (shared/cilium FORMATS.md section 3).
+func TestLBListOtherListings(t *testing.T) {
+	rev, err := ParseLBList("ID   BACKEND ADDRESS (REVNAT_ID) (SLOT)\n7    10.43.77.5:80\n2    [fd00:10:96::a]:53\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "revnat mode", rev.Mode, "revnat")
+	eq(t, "revnat rows", rev.RevNATRows, []LBRevNATRow{{ID: 7, Address: L4Addr{IP: "10.43.77.5", Port: 80, Scope: "external"}},
+		{ID: 2, Address: L4Addr{IP: "fd00:10:96::a", Port: 53, Scope: "external"}}})
+
+	be, err := ParseLBList("ID   BACKEND ADDRESS (REVNAT_ID) (SLOT)\n12   TCP://10.42.0.17\n13   UDP://10.42.0.18[zone-a]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "backends mode", be.Mode, "backends")
+	eq(t, "backend rows", be.BackendRows, []LBBackendRow{{ID: 12, Protocol: "TCP", IP: "10.42.0.17"}, {ID: 13, Protocol: "UDP", IP: "10.42.0.18", Zone: "zone-a"}})
+
+	fe, err := ParseLBList("SERVICE ADDRESS         BACKEND ID\n10.43.77.5:80/TCP (0)   0 2[0] (7) [0x0 0x10]\n10.43.77.5:80/TCP (1)   14 0[0] (7) [0x0 0x0]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "frontends mode", fe.Mode, "frontends")
+	eq(t, "slot 0", fe.FrontendRows[0], LBFrontendRow{Frontend: L4Addr{IP: "10.43.77.5", Port: 80, Protocol: "TCP", Scope: "external"}, Slot: 0, Count: 2, RevNAT: 7, Flags2: 0x10})
+	eq(t, "slot 1 backend id", fe.FrontendRows[1].BackendID, 14)
+	_, err = ParseLBList("SERVICE ADDRESS         BACKEND ID\n10.43.77.5:80/TCP (0)   0 2[0] (7) [0x0\n")
+	wantError(t, err, kindLBList, 2, "--frontends")
+	eq(t, "services mode", mustLB(t, "10.43.77.5:80/TCP (1)   10.42.0.31:8080/TCP (7) (1)\n").Mode, "services")
+}
+
+func mustLB(t *testing.T, text string) LBList {
+	t.Helper()
+	l, err := ParseLBList(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -93,6 +93,10 @@ func FuzzParseBpftoolLinkShow(f *testing.F) {
 	fuzzParser(f, kindBpftoolLink, "1: type 99  prog 2\n\tifindex x(1)  attach_type y\n")
 }
 
+func FuzzParseCgroupTree(f *testing.F) {
+	fuzzParser(f, kindCgroupTree, "CgroupPath\nID  AttachType  AttachFlags  Name\n/a\n    1  connect4  multi  x\n2 cgroup_inet4_connect\n")
+}
+
 func FuzzParseTCFilterShow(f *testing.F) {
 	fuzzParser(f, kindTCFilter, "filter parent ffff: protocol ip pref 2 u32 chain 0 fh 800: ht divisor 1\n  match x\n")
 }

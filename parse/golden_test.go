@@ -225,6 +225,8 @@ func kindForCommand(cmd string) string {
 			return kindBpftoolNet
 		case has("link"):
 			return kindBpftoolLink
+		case has("cgroup"):
+			return kindCgroupTree
 		}
 	case "tc":
 		if has("filter") {

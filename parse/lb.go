@@ -39,6 +39,42 @@ type LBList struct {
 	// ("10.43.0.10:53/UDP (0)") and "grouped" for the older layout that
 	// printed one key followed by its values; "" when there are no rows.
 	Layout string `json:"layout" expr:"layout"`
+	// Mode is the listing: "services" (the default one, in Entries),
+	// "frontends" (--frontends, in FrontendRows), "backends" (--backends,
+	// in BackendRows) or "revnat" (--revnat, in RevNATRows); "" when
+	// there are no rows.
+	Mode         string          `json:"mode" expr:"mode"`
+	FrontendRows []LBFrontendRow `json:"frontendRows" expr:"frontendRows"`
+	BackendRows  []LBBackendRow  `json:"backendRows" expr:"backendRows"`
+	RevNATRows   []LBRevNATRow   `json:"revNATRows" expr:"revNATRows"`
+}
+
+// LBFrontendRow is a row of `bpf lb list --frontends`: the services map's
+// value as stored, "10.96.0.1:443/TCP (0)   0 1[0] (1) [0x0 0x0]".
+type LBFrontendRow struct {
+	Frontend  L4Addr `json:"frontend" expr:"frontend"`
+	Slot      int    `json:"slot" expr:"slot"`
+	BackendID int    `json:"backendID" expr:"backendID"` // slot 0: the L7 proxy port of an L7 LB service, else 0
+	Count     int    `json:"count" expr:"count"`         // slot 0: number of backend slots
+	QCount    int    `json:"qCount" expr:"qCount"`       // slot 0: quarantined backends
+	RevNAT    int    `json:"revNAT" expr:"revNAT"`
+	Flags     int    `json:"flags" expr:"flags"`
+	Flags2    int    `json:"flags2" expr:"flags2"`
+}
+
+// LBBackendRow is a row of `bpf lb list --backends`: "12   TCP://10.42.0.17"
+// (Cilium prints no port there).
+type LBBackendRow struct {
+	ID       int    `json:"id" expr:"id"`
+	Protocol string `json:"protocol" expr:"protocol"`
+	IP       string `json:"ip" expr:"ip"`
+	Zone     string `json:"zone" expr:"zone"` // "[zone]" suffix, "" when not printed
+}
+
+// LBRevNATRow is a row of `bpf lb list --revnat`: "7   10.43.77.5:80".
+type LBRevNATRow struct {
+	ID      int    `json:"id" expr:"id"`
+	Address L4Addr `json:"address" expr:"address"`
 }
 
 // LBService groups the rows of one frontend.
@@ -148,7 +184,7 @@ func parseLBListText(text string) (LBList, error) {
 	if err := refuseCut(kindLBList, "rows", text, parseLBListText, func(l LBList) int { return len(l.Entries) }); err != nil {
 		return LBList{}, err
 	}
-	l := LBList{Entries: []LBEntry{}}
+	l := LBList{Entries: []LBEntry{}, FrontendRows: []LBFrontendRow{}, BackendRows: []LBBackendRow{}, RevNATRows: []LBRevNATRow{}}
 	r := newLineReader(text)
 	sawLine := false
 	var current *L4Addr // grouped layout: the key of the lines below
@@ -165,9 +201,22 @@ func parseLBListText(text string) (LBList, error) {
 			if strings.HasPrefix(line, "SERVICE ADDRESS") {
 				continue
 			}
-			if strings.HasPrefix(line, "ID") || strings.HasPrefix(line, "SOURCE RANGE") {
-				return LBList{}, newError(kindLBList, r.num, line, "this is --backends/--revnat/--source-ranges output; only the default listing is supported")
+			if strings.HasPrefix(line, "ID ") {
+				continue // --backends and --revnat; their rows tell which
 			}
+			if strings.HasPrefix(line, "SOURCE RANGE") {
+				return LBList{}, newError(kindLBList, r.num, line, "this is --source-ranges output; the default listing, --frontends, --backends and --revnat are read")
+			}
+		}
+		if mode, ok, err := l.addOtherRow(line); ok || err != nil {
+			if err != nil {
+				return LBList{}, newError(kindLBList, r.num, line, err.Error())
+			}
+			if l.Mode != "" && l.Mode != mode {
+				return LBList{}, newError(kindLBList, r.num, line, "a --"+mode+" row among "+l.Mode+" rows")
+			}
+			l.Mode = mode
+			continue
 		}
 		indented := line[0] == ' ' || line[0] == '\t'
 		f := strings.Fields(line)
@@ -203,6 +252,10 @@ func parseLBListText(text string) (LBList, error) {
 			if l.Layout == "" {
 				l.Layout = "slots"
 			}
+			if l.Mode != "" && l.Mode != "services" {
+				return LBList{}, newError(kindLBList, r.num, line, "a service row among "+l.Mode+" rows")
+			}
+			l.Mode = "services"
 			l.Entries = append(l.Entries, e)
 			current = nil
 			continue
@@ -219,12 +272,81 @@ func parseLBListText(text string) (LBList, error) {
 			return LBList{}, newError(kindLBList, r.num, line, err.Error())
 		}
 		l.Layout = "grouped"
+		if l.Mode != "" && l.Mode != "services" {
+			return LBList{}, newError(kindLBList, r.num, line, "a service row among "+l.Mode+" rows")
+		}
+		l.Mode = "services"
 		l.Entries = append(l.Entries, e)
 	}
 	if !sawLine {
 		return LBList{}, newError(kindLBList, 0, "", "empty input")
 	}
 	return l, nil
+}
+
+// addOtherRow reads a row of --frontends, --backends or --revnat, telling
+// which; ok is false for rows of the default listing.
+//
+//	10.96.0.1:443/TCP (0)   0 1[0] (1) [0x0 0x0]     --frontends
+//	12                      TCP://10.42.0.17         --backends
+//	7                       10.43.77.5:80            --revnat
+func (l *LBList) addOtherRow(line string) (mode string, ok bool, err error) {
+	first, rest := cutField(line)
+	rest = strings.TrimSpace(rest)
+	if id, err := strconv.Atoi(first); err == nil {
+		value, extra := cutField(rest)
+		if extra != "" || value == "" {
+			return "", false, errString(`expected "ID   PROTO://ip" (--backends) or "ID   ip:port" (--revnat)`)
+		}
+		if proto, addr, isBackend := strings.Cut(value, "://"); isBackend {
+			ip, zone := addr, ""
+			if i := strings.IndexByte(addr, '['); i > 0 && strings.HasSuffix(addr, "]") {
+				ip, zone = addr[:i], addr[i+1:len(addr)-1]
+			}
+			if !isProtoName(proto) && proto != "ANY" || !validIP(ip) {
+				return "", false, errString(`expected "ID   PROTO://ip[zone]" (--backends)`)
+			}
+			l.BackendRows = append(l.BackendRows, LBBackendRow{ID: id, Protocol: proto, IP: ip, Zone: zone})
+			return "backends", true, nil
+		}
+		a, err := ParseL4Addr(value)
+		if err != nil {
+			return "", false, errString(`expected "ID   ip:port" (--revnat)`)
+		}
+		l.RevNATRows = append(l.RevNATRows, LBRevNATRow{ID: id, Address: a})
+		return "revnat", true, nil
+	}
+	// --frontends: "ip:port/PROTO (slot)   BackendID Count[QCount] (RevNAT) [0xFlags 0xFlags2]"
+	slotText, value := cutField(rest)
+	if id, _ := cutField(value); !isParenInt(slotText) || !isDigits(id) {
+		return "", false, nil // a backend address, not a backend ID
+	}
+	fe, err := ParseL4Addr(first)
+	if err != nil {
+		return "", false, nil
+	}
+	row := LBFrontendRow{Frontend: fe}
+	row.Slot, _ = strconv.Atoi(slotText[1 : len(slotText)-1])
+	const msg = errString(`expected "BACKEND_ID COUNT[QCOUNT] (REVNAT) [0xFLAGS 0xFLAGS2]" (--frontends)`)
+	f := strings.Fields(value)
+	if len(f) != 5 || !isParenInt(f[2]) || !strings.HasPrefix(f[3], "[") || !strings.HasSuffix(f[4], "]") {
+		return "", false, msg
+	}
+	count, qcount, _ := strings.Cut(strings.TrimSuffix(f[1], "]"), "[")
+	var errs [6]error
+	row.BackendID, errs[0] = strconv.Atoi(f[0])
+	row.Count, errs[1] = strconv.Atoi(count)
+	row.QCount, errs[2] = strconv.Atoi(qcount)
+	row.RevNAT, errs[3] = strconv.Atoi(f[2][1 : len(f[2])-1])
+	row.Flags, errs[4] = parseHexInt(f[3][1:])
+	row.Flags2, errs[5] = parseHexInt(f[4][:len(f[4])-1])
+	for _, err := range errs {
+		if err != nil {
+			return "", false, msg
+		}
+	}
+	l.FrontendRows = append(l.FrontendRows, row)
+	return "frontends", true, nil
 }
 
 func isParenInt(s string) bool {
@@ -333,7 +455,7 @@ func parseLBListJSON(text string) (LBList, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	l := LBList{Entries: []LBEntry{}, Layout: "slots"}
+	l := LBList{Entries: []LBEntry{}, Layout: "slots", Mode: "services", FrontendRows: []LBFrontendRow{}, BackendRows: []LBBackendRow{}, RevNATRows: []LBRevNATRow{}}
 	for _, k := range keys {
 		addr, slotText, _ := strings.Cut(k, " ")
 		fe, err := ParseL4Addr(addr)

@@ -111,8 +111,10 @@ func TestLBList115(t *testing.T) {
 func TestLBListErrors(t *testing.T) {
 	_, err := ParseLBList("")
 	wantError(t, err, kindLBList, 0, "empty input")
-	_, err = ParseLBList("ID   BACKEND ADDRESS (REVNAT_ID) (SLOT)\n12   TCP://10.42.0.17\n")
-	wantError(t, err, kindLBList, 1, "--backends")
+	_, err = ParseLBList("SOURCE RANGE (REVNAT_ID)\n10.0.0.0/8 (3)\n")
+	wantError(t, err, kindLBList, 1, "--source-ranges")
+	_, err = ParseLBList("ID   BACKEND ADDRESS (REVNAT_ID) (SLOT)\n12   TCP://10.42.0.17\n7    10.43.77.5:80\n")
+	wantError(t, err, kindLBList, 3, "a --revnat row among backends rows")
 	_, err = ParseLBList("SERVICE ADDRESS   BACKEND ADDRESS (REVNAT_ID) (SLOT)\n10.0.0.1:80/TCP (1)   10.0.0.2:80/TCP (3) (2)\n")
 	wantError(t, err, kindLBList, 2, "slot does not match")
 	_, err = ParseLBList("SERVICE ADDRESS   BACKEND ADDRESS (REVNAT_ID) (SLOT)\nnot-an-address (0)   0.0.0.0:0 (1) (0) []\n")
