@@ -3,8 +3,10 @@ package parse
 import (
 	"bufio"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 const kindCTList = "cilium-bpf-ct-list"
@@ -155,7 +157,63 @@ func ParseCTList(text string) (CTList, error) {
 	if err := refuseCut(kindCTList, "entries", text, ParseCTList, func(l CTList) int { return len(l.Entries) }); err != nil {
 		return CTList{}, err
 	}
-	l := CTList{Entries: make([]CTEntry, 0, strings.Count(text, "\n")+1), Warnings: []string{}}
+	chunks := splitLines(text, runtime.GOMAXPROCS(0), 1<<20)
+	if len(chunks) == 1 {
+		return parseCTLines(text, 0, make([]CTEntry, 0, strings.Count(text, "\n")+1))
+	}
+	// A big table (a busy node's is 200,000 lines) is parsed in one
+	// chunk of lines per CPU at once, each into its own part of one
+	// slice (a chunk has at most one entry per line), which is then
+	// closed up; the first error in line order wins.
+	all := make([]CTEntry, strings.Count(text, "\n")+len(chunks))
+	parts := make([]CTList, len(chunks))
+	errs := make([]error, len(chunks))
+	var wg sync.WaitGroup
+	line, at := 0, 0
+	for i, c := range chunks {
+		lines := strings.Count(c, "\n")
+		dst, first := all[at:at:at+lines+1], line
+		wg.Go(func() { parts[i], errs[i] = parseCTLines(c, first, dst) })
+		line, at = line+lines, at+lines+1
+	}
+	wg.Wait()
+	l := CTList{Warnings: []string{}}
+	n := 0
+	for i, p := range parts {
+		if errs[i] != nil {
+			return CTList{}, errs[i]
+		}
+		n += copy(all[n:], p.Entries)
+		l.Warnings = append(l.Warnings, p.Warnings...)
+	}
+	l.Entries = all[:n]
+	return l, nil
+}
+
+// splitLines cuts text into at most n pieces of whole lines, each at least
+// min bytes long (one piece when text is shorter than 2*min).
+func splitLines(text string, n, min int) []string {
+	var out []string
+	for len(out) < n-1 && len(text) >= 2*min {
+		cut := len(text) / (n - len(out))
+		if cut < min {
+			cut = min
+		}
+		nl := strings.IndexByte(text[cut:], '\n')
+		if nl < 0 {
+			break
+		}
+		out = append(out, text[:cut+nl+1])
+		text = text[cut+nl+1:]
+	}
+	return append(out, text)
+}
+
+// parseCTLines parses the lines of text, the first of which is line
+// firstLine+1 of the whole output, appending the entries to entries, whose
+// capacity must be at least the number of lines.
+func parseCTLines(text string, firstLine int, entries []CTEntry) (CTList, error) {
+	l := CTList{Entries: entries, Warnings: []string{}}
 	var p ctParser
 	r := newLineReader(text)
 	for {
@@ -172,7 +230,7 @@ func ParseCTList(text string) (CTList, error) {
 		}
 		l.Entries = append(l.Entries, CTEntry{})
 		if err := p.line(line, &l.Entries[len(l.Entries)-1]); err != nil {
-			return CTList{}, newError(kindCTList, r.num, line, err.Error())
+			return CTList{}, newError(kindCTList, firstLine+r.num, line, err.Error())
 		}
 	}
 	return l, nil

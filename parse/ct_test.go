@@ -2,8 +2,11 @@ package parse
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/labrun/labrun/parse/parsetest"
 )
 
 func TestCTListLab(t *testing.T) {
@@ -165,4 +168,29 @@ func TestScanCTListMatchesParse(t *testing.T) {
 		t.Fatalf("cut input: %v, want a truncation error", err)
 	}
 	eq(t, "entries before the cut", n, len(l.Entries)-1)
+}
+
+// A table big enough to be parsed in chunks at once gives the same
+// entries as one pass, and an error keeps its line number in the output.
+func TestCTListChunks(t *testing.T) {
+	text := parsetest.CTLines(12000)
+	if len(splitLines(text, 2, 1<<20)) < 2 {
+		t.Fatalf("%d bytes are not split; the test needs more lines", len(text))
+	}
+	whole, err := parseCTLines(text, 0, make([]CTEntry, 0, strings.Count(text, "\n")+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked, err := ParseCTList(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "entries", len(chunked.Entries), 12000)
+	if !reflect.DeepEqual(whole, chunked) {
+		t.Error("chunked parse differs from one pass")
+	}
+	lines := strings.Split(text, "\n")
+	lines[11000] = "garbage here"
+	_, err = ParseCTList(strings.Join(lines, "\n"))
+	wantError(t, err, kindCTList, 11001, "expected")
 }
