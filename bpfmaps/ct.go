@@ -269,7 +269,7 @@ func decodeCT(e *entries.CTEntry, mapName string, k *rawCTTuple4, v *rawCTEntry,
 		b = append(b, ' ')
 	}
 	b = append(b, ']')
-	b = append(b, " entries.RevNAT="...)
+	b = append(b, " RevNAT="...)
 	b = strconv.AppendUint(b, uint64(e.RevNAT), 10)
 	b = append(b, " SourceSecurityID="...)
 	b = strconv.AppendUint(b, uint64(e.SourceSecurityID), 10)

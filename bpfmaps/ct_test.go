@@ -41,7 +41,7 @@ func ctFixtures() (tcp, any []ctFixture) {
 				Src: "10.42.0.23:45678", Dst: "10.42.0.51:8080", SrcIP: "10.42.0.23", SrcPort: 45678, DstIP: "10.42.0.51", DstPort: 8080,
 				Lifetime: 21600, Packets: 12, Bytes: 3456, RxFlagsSeen: 0x1a, TxFlagsSeen: 0x1b, LastRxReport: 1001, LastTxReport: 1000,
 				Flags: 0x10, FlagNames: []string{"SeenNonSyn"}, SourceSecurityID: 12345,
-				Line: "TCP OUT 10.42.0.23:45678 -> 10.42.0.51:8080 expires=21600 Packets=12 Bytes=3456 RxFlagsSeen=0x1a LastRxReport=1001 TxFlagsSeen=0x1b LastTxReport=1000 Flags=0x0010 [ SeenNonSyn ] entries.RevNAT=0 SourceSecurityID=12345 BackendID=0 NatPort=0 "},
+				Line: "TCP OUT 10.42.0.23:45678 -> 10.42.0.51:8080 expires=21600 Packets=12 Bytes=3456 RxFlagsSeen=0x1a LastRxReport=1001 TxFlagsSeen=0x1b LastTxReport=1000 Flags=0x0010 [ SeenNonSyn ] RevNAT=0 SourceSecurityID=12345 BackendID=0 NatPort=0 "},
 		},
 		{
 			name: "tcp in closing",
@@ -51,7 +51,7 @@ func ctFixtures() (tcp, any []ctFixture) {
 				Src: "10.42.0.23:45678", Dst: "10.42.0.51:8080", SrcIP: "10.42.0.23", SrcPort: 45678, DstIP: "10.42.0.51", DstPort: 8080,
 				Lifetime: 100, Packets: 1, Bytes: 60, Flags: 0x13, FlagNames: []string{"RxClosing", "TxClosing", "SeenNonSyn"},
 				RevNAT: 2, SourceSecurityID: 2,
-				Line: "TCP IN 10.42.0.23:45678 -> 10.42.0.51:8080 expires=100 Packets=1 Bytes=60 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0013 [ RxClosing TxClosing SeenNonSyn ] entries.RevNAT=2 SourceSecurityID=2 BackendID=0 NatPort=0 "},
+				Line: "TCP IN 10.42.0.23:45678 -> 10.42.0.51:8080 expires=100 Packets=1 Bytes=60 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0013 [ RxClosing TxClosing SeenNonSyn ] RevNAT=2 SourceSecurityID=2 BackendID=0 NatPort=0 "},
 		},
 		{
 			// Service entry: client 10.42.0.23:45678 -> VIP 10.43.0.5:80. The
@@ -63,7 +63,7 @@ func ctFixtures() (tcp, any []ctFixture) {
 			want: entries.CTEntry{Map: MapCTTCP, Protocol: "TCP", Direction: "SVC", TupleFlags: 4,
 				Src: "10.42.0.23:45678", Dst: "10.43.0.5:80", SrcIP: "10.42.0.23", SrcPort: 45678, DstIP: "10.43.0.5", DstPort: 80,
 				Lifetime: 21700, FlagNames: []string{}, RevNAT: 2, BackendID: 7,
-				Line: "TCP SVC 10.42.0.23:45678 -> 10.43.0.5:80 expires=21700 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] entries.RevNAT=2 SourceSecurityID=0 BackendID=7 NatPort=0 "},
+				Line: "TCP SVC 10.42.0.23:45678 -> 10.43.0.5:80 expires=21700 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=2 SourceSecurityID=0 BackendID=7 NatPort=0 "},
 		},
 		{
 			// Unknown bit 12 and the unnamed reserved bit 9, plus NodePort NAT
@@ -77,7 +77,7 @@ func ctFixtures() (tcp, any []ctFixture) {
 				Src: "192.168.1.20:50000", Dst: "10.42.0.51:8080", SrcIP: "192.168.1.20", SrcPort: 50000, DstIP: "10.42.0.51", DstPort: 8080,
 				Lifetime: 5, Flags: 1<<12 | 1<<9 | 1<<5, FlagNames: []string{"NodePort"},
 				BackendID: uint64(binary.NativeEndian.Uint32([]byte{192, 168, 1, 10})) << 32, NatPort: 30780, NatAddr: "192.168.1.10",
-				Line: fmt.Sprintf("TCP OUT 192.168.1.20:50000 -> 10.42.0.51:8080 expires=5 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x1220 [ NodePort Unknown=0x1000 ] entries.RevNAT=0 SourceSecurityID=0 BackendID=%d NatPort=30780 ",
+				Line: fmt.Sprintf("TCP OUT 192.168.1.20:50000 -> 10.42.0.51:8080 expires=5 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x1220 [ NodePort Unknown=0x1000 ] RevNAT=0 SourceSecurityID=0 BackendID=%d NatPort=30780 ",
 					uint64(binary.NativeEndian.Uint32([]byte{192, 168, 1, 10}))<<32)},
 		},
 		{
@@ -95,7 +95,7 @@ func ctFixtures() (tcp, any []ctFixture) {
 			want: entries.CTEntry{Map: MapCTAny, Protocol: "UDP", Direction: "OUT", Related: true, TupleFlags: 2,
 				Src: "10.42.0.23:33333", Dst: "10.43.0.10:53", SrcIP: "10.42.0.23", SrcPort: 33333, DstIP: "10.43.0.10", DstPort: 53,
 				Lifetime: 60, Packets: 2, Bytes: 140, FlagNames: []string{}, SourceSecurityID: 12345,
-				Line: "UDP OUT 10.42.0.23:33333 -> 10.43.0.10:53 related expires=60 Packets=2 Bytes=140 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] entries.RevNAT=0 SourceSecurityID=12345 BackendID=0 NatPort=0 "},
+				Line: "UDP OUT 10.42.0.23:33333 -> 10.43.0.10:53 related expires=60 Packets=2 Bytes=140 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=0 SourceSecurityID=12345 BackendID=0 NatPort=0 "},
 		},
 		{
 			name: "icmp in",
@@ -104,7 +104,7 @@ func ctFixtures() (tcp, any []ctFixture) {
 			want: entries.CTEntry{Map: MapCTAny, Protocol: "ICMP", Direction: "IN", TupleFlags: 1,
 				Src: "10.42.0.1:7", Dst: "10.42.0.23:0", SrcIP: "10.42.0.1", SrcPort: 7, DstIP: "10.42.0.23", DstPort: 0,
 				Lifetime: 61, Packets: 1, Bytes: 84, FlagNames: []string{}, SourceSecurityID: 1,
-				Line: "ICMP IN 10.42.0.1:7 -> 10.42.0.23:0 expires=61 Packets=1 Bytes=84 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] entries.RevNAT=0 SourceSecurityID=1 BackendID=0 NatPort=0 "},
+				Line: "ICMP IN 10.42.0.1:7 -> 10.42.0.23:0 expires=61 Packets=1 Bytes=84 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=0 SourceSecurityID=1 BackendID=0 NatPort=0 "},
 		},
 	}
 	return tcp, any
@@ -247,7 +247,7 @@ func ciliumDumpLine(k ciliumTupleKey4, c ciliumCtEntry) (string, bool) {
 	}
 	fs.WriteString("]")
 
-	sb.WriteString(fmt.Sprintf("expires=%d%s Packets=%d Bytes=%d RxFlagsSeen=%#02x LastRxReport=%d TxFlagsSeen=%#02x LastTxReport=%d %s entries.RevNAT=%d SourceSecurityID=%d BackendID=%d NatPort=%d \n",
+	sb.WriteString(fmt.Sprintf("expires=%d%s Packets=%d Bytes=%d RxFlagsSeen=%#02x LastRxReport=%d TxFlagsSeen=%#02x LastTxReport=%d %s RevNAT=%d SourceSecurityID=%d BackendID=%d NatPort=%d \n",
 		c.Lifetime, "", c.Packets, c.Bytes, c.RxFlagsSeen, c.LastRxReport, c.TxFlagsSeen, c.LastTxReport,
 		fs.String(), ntohs(c.RevNAT), c.SourceSecurityID, c.Union0[1], ntohs(c.NatPort)))
 	return sb.String(), true

@@ -126,6 +126,43 @@ spec:
 		t.Fatalf("curl to the ClusterIP from a pod: code %q exit %d %s", last.Stdout, last.ExitCode, last.Stderr)
 	}
 
+	// That answer came through socket LB, not a per-packet NAT: connect()
+	// to ClusterIP:80 gives a socket whose kernel peer (/proc/net/tcp) is a
+	// backend pod's IP:8080 while getpeername() still shows the ClusterIP
+	// (Cilium's getpeername hook). With per-packet NAT the socket's peer
+	// would stay the ClusterIP.
+	echoPods, err := c.List(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: ns, Selector: "app=echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backends := map[string]bool{}
+	for _, p := range echoPods {
+		backends[p["status"].(map[string]any)["podIP"].(string)+":8080"] = true
+	}
+	probe := `import socket, sys
+s = socket.create_connection((sys.argv[1], 80), timeout=5)
+port = s.getsockname()[1]
+for line in open("/proc/net/tcp").readlines()[1:]:
+    f = line.split()
+    lip, lport = f[1].split(":")
+    if int(lport, 16) == port and f[3] == "01":
+        rip, rport = f[2].split(":")
+        ip = ".".join(str(b) for b in bytes.fromhex(rip)[::-1])
+        print("getpeername=%s:%d kernel=%s:%d" % (s.getpeername()[0], s.getpeername()[1], ip, int(rport, 16)))
+`
+	sock, err := c.Exec(ctx, cluster.PodTarget{Namespace: ns, Pod: echoPods[0]["metadata"].(map[string]any)["name"].(string)},
+		cluster.ExecRequest{Argv: []string{"python3", "-c", probe, clusterIP}})
+	if err != nil || sock.ExitCode != 0 {
+		t.Fatalf("socket probe: %v exit %d %s", err, sock.ExitCode, sock.Stderr)
+	}
+	var peer, kernel string
+	if _, err := fmt.Sscanf(strings.TrimSpace(sock.Stdout), "getpeername=%s kernel=%s", &peer, &kernel); err != nil {
+		t.Fatalf("socket probe printed %q: %v", sock.Stdout, err)
+	}
+	if peer != clusterIP+":80" || !backends[kernel] {
+		t.Errorf("connect() to %s:80: getpeername %s, kernel peer %s; want the ClusterIP and one of the backends %v (socket LB)", clusterIP, peer, kernel, backends)
+	}
+
 	// From the node's shell: the NodePort answers with no listening socket.
 	node, err := c.List(ctx, cluster.ObjectQuery{Kind: "Node"})
 	if err != nil || len(node) != 1 {
