@@ -419,9 +419,9 @@ func exprError(src string, pos diag.Pos, err error) error {
 			p.Line += fe.Line - 1
 			p.Col = fe.Column + 1
 		}
-		return diag.Errorf(p, "in expression %s: %s", quoteExpr(src), fe.Message)
+		return diag.Errorf(p, "in expression %s: %s", quoteExpr(src), PlainTypes(fe.Message))
 	}
-	return diag.Errorf(pos, "in expression %s: %v", quoteExpr(src), err)
+	return diag.Errorf(pos, "in expression %s: %v", quoteExpr(src), PlainTypes(err.Error()))
 }
 
 func quoteExpr(src string) string {

@@ -134,7 +134,7 @@ func assign(x any, target reflect.Value, src *Value) error {
 			}
 			target.SetInt(int64(d))
 		default:
-			return at("expected a duration, got %T", x)
+			return at("expected a duration, got %s", Format(x))
 		}
 		return nil
 	}
@@ -227,7 +227,7 @@ func assign(x any, target reflect.Value, src *Value) error {
 			return assign(val, target.FieldByIndex(f.Index), item)
 		})
 	}
-	return at("cannot store %T in %s", x, t)
+	return at("cannot store %s here: expected %s", Format(x), PlainTypes(t.String()))
 }
 
 // eachEntry iterates a mapping value, *Map or map[string]any, in order.

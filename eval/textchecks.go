@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"regexp"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr/ast"
@@ -75,5 +77,76 @@ func (v *regexpVisitor) Visit(node *ast.Node) {
 		if _, err := compileRegexp(s.Value); err != nil {
 			v.err = &file.Error{Location: s.Location(), Message: err.Error()}
 		}
+	}
+}
+
+// goTypeName matches a package-qualified Go type in an expr-lang message
+// (actions.RunResult, *parse.Conntrack, []actions.HTTPResult).
+var goTypeName = regexp.MustCompile(`(\[\])?\*?\b[a-z][a-z0-9]*\.([A-Z][A-Za-z0-9]*)`)
+
+// PlainTypes rewrites the Go type names expr-lang puts in its messages
+// into the playbook's words: a step's result is an object, a list of them
+// a list, and a compute step's generated struct type is an object too,
+// instead of struct { F0 string "expr:\"v\" json:\"v\"" }.
+func PlainTypes(msg string) string {
+	msg = replaceStructTypes(msg)
+	msg = strings.ReplaceAll(msg, "map[string]interface {}", "a mapping")
+	msg = strings.ReplaceAll(msg, "interface {}", "any value")
+	return goTypeName.ReplaceAllStringFunc(msg, func(m string) string {
+		name := goTypeName.FindStringSubmatch(m)[2]
+		what := "an object"
+		if r, ok := strings.CutSuffix(name, "Result"); ok && r != "" {
+			what = "the result of a " + strings.ToLower(r) + " step"
+		}
+		if strings.HasPrefix(m, "[]") {
+			if r, ok := strings.CutSuffix(name, "Result"); ok && r != "" {
+				return "a list of " + strings.ToLower(r) + " step results"
+			}
+			return "a list of objects"
+		}
+		return what
+	})
+}
+
+// replaceStructTypes replaces each "struct { ... }" (braces matched,
+// quoted tags skipped) by "an object".
+func replaceStructTypes(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, "struct {")
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		list := strings.HasSuffix(msg[:i], "[]")
+		b.WriteString(strings.TrimSuffix(msg[:i], "[]"))
+		depth, quoted, escaped, end := 0, false, false, len(msg)
+	scan:
+		for j := i; j < len(msg); j++ {
+			c := msg[j]
+			switch {
+			case escaped:
+				escaped = false
+			case quoted && c == '\\':
+				escaped = true
+			case c == '"':
+				quoted = !quoted
+			case quoted:
+			case c == '{':
+				depth++
+			case c == '}':
+				depth--
+				if depth == 0 {
+					end = j + 1
+					break scan
+				}
+			}
+		}
+		if list {
+			b.WriteString("a list of objects")
+		} else {
+			b.WriteString("an object")
+		}
+		msg = msg[end:]
 	}
 }

@@ -594,6 +594,17 @@ func loopResult(result reflect.Type) reflect.Type {
 // the list is a value: a YAML list, or one ${{ }} expression.
 func (c *compiler) loop(index int, s *syntax.Step, sp *StepPlan) {
 	pos := syntax.Pos(c.file, s.Loop)
+	if c.items == nil {
+		c.items = map[*syntax.Step]reflect.Type{}
+	}
+	// When the list is wrong, item is any value in the step's other
+	// expressions: a wrong loop is reported once, not again by every
+	// expression reading item as if the step had no loop.
+	defer func() {
+		if _, ok := c.items[s]; !ok {
+			c.items[s] = reflect.TypeOf((*any)(nil)).Elem()
+		}
+	}()
 	switch info, _ := actions.Lookup(s.Action); {
 	case s.Action == "":
 		c.errs.Add(pos, "loop needs an action to repeat")
@@ -611,7 +622,7 @@ func (c *compiler) loop(index int, s *syntax.Step, sp *StepPlan) {
 	switch e := v.WholeExpr(); {
 	case e != nil && e.Type != nil:
 		if e.Type.Kind() != reflect.Slice && e.Type.Kind() != reflect.Array {
-			c.errs.Add(pos, "loop needs a list, but `%s` is %s", e.Src, e.Type)
+			c.errs.Add(pos, "loop needs a list, but `%s` is %s", e.Src, eval.PlainTypes(e.Type.String()))
 			return
 		}
 		item = e.Type.Elem()
@@ -620,9 +631,6 @@ func (c *compiler) loop(index int, s *syntax.Step, sp *StepPlan) {
 		return
 	}
 	sp.Loop, sp.Item = v, item
-	if c.items == nil {
-		c.items = map[*syntax.Step]reflect.Type{}
-	}
 	c.items[s] = item
 }
 
