@@ -531,6 +531,13 @@ func (c *compiler) step(index int, s *syntax.Step) {
 		}
 		sp.Action, sp.Spec, result = info, b.spec, b.result
 		sp.Mutates = info.StepMutates(b.spec)
+		if sp.Mutates && s.Retries > 0 {
+			// An attempt that failed may have changed the system all the
+			// same (an exec whose stream broke after the command started,
+			// a request whose answer was lost): running it again could
+			// do the change twice.
+			c.errs.Add(s.RetriesPos, "retries runs the step again after an error, but %s changes the system and a failed attempt may already have done so; drop retries, or make the step read-only", s.Action)
+		}
 	}
 	sp.Result = result
 	if sp.Result == nil {

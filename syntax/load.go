@@ -501,6 +501,9 @@ func (d *decoder) step(n *yaml.Node) *Step {
 		}
 		if f, ok := d.stepFields[k.Value]; ok {
 			d.decodeValue(val, v.FieldByIndex(f.Index))
+			if k.Value == "retries" {
+				s.RetriesPos = d.pos(val)
+			}
 			continue
 		}
 		if k.Value == ParallelKey {

@@ -68,7 +68,7 @@ type Step struct {
 	Until    Text         `yaml:"until" doc:"Expression over result (and steps, vars); the step is repeated every interval until it holds or timeout passes. Only for read-only actions."`
 	Timeout  Duration     `yaml:"timeout" doc:"Limit for the step, including all until/retries attempts (e.g. 30s, 2m)."`
 	Interval Duration     `yaml:"interval" doc:"Pause between until polls or retries (default 250ms)."`
-	Retries  int          `yaml:"retries" doc:"How many more times to try when the action fails with an error (not when an assertion fails)."`
+	Retries  int          `yaml:"retries" doc:"How many more times to try when the action fails with an error (not when an assertion fails). Only for read-only steps: a failed attempt of a step that changes the system may have done the change."`
 	Assert   []*Assertion `yaml:"assert" doc:"Conditions that must hold after the step; each may carry a message and a learner hint."`
 	Hint     Text         `yaml:"hint" doc:"Hint shown to the learner when this step fails."`
 
@@ -77,8 +77,11 @@ type Step struct {
 	Action    string     `yaml:"-"`
 	ActionPos diag.Pos   `yaml:"-"`
 	Spec      *yaml.Node `yaml:"-"`
-	Pos       diag.Pos   `yaml:"-"`
-	Cleanup   bool       `yaml:"-"` // declared under finally
+	// RetriesPos is where the value of retries is, for a check that
+	// needs the action to judge it.
+	RetriesPos diag.Pos `yaml:"-"`
+	Pos        diag.Pos `yaml:"-"`
+	Cleanup    bool     `yaml:"-"` // declared under finally
 
 	// Parallel holds the branches of a parallel step (the key parallel
 	// instead of an action): each branch runs its steps in order, all
