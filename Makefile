@@ -7,7 +7,7 @@ GO        ?= go
 BIN       := bin/labrun
 PKGS      := ./...
 
-.PHONY: all build test unit race lint fuzz e2e lab bench testbed-up testbed-down testbed-status testbed-logs clean schema
+.PHONY: all build test unit race lint fuzz e2e e2e-single e2e-tunnel e2e-native lab bench testbed-up testbed-down testbed-status testbed-logs clean schema
 
 KUBECONFIG_TESTBED := /var/lib/labrun-testbed/kubeconfig
 LAB_OUT            ?= /tmp/labrun-cca-datapath
@@ -62,13 +62,26 @@ fuzz:
 	done; \
 	[ $$n -gt 0 ] || { echo "no fuzz target found"; exit 1; }; echo "fuzzed $$n targets"
 
-# End-to-end: bring the testbed up (built and cached on first use), then
-# the tests tagged e2e (client-go against the real API server and kubelet,
-# the testbed's own proofs, and the cca-datapath lab). On failure, the
-# component logs that explain it.
+# End-to-end, on every profile of the test cluster a test uses (testbed/up
+# builds and caches it on first use, and switches profile by tearing the
+# running one down): the two-node profiles' tests (e2e/twonode_test.go) on
+# tunnel and native, then everything tagged e2e on single (client-go against
+# the real API server and kubelet, the testbed's own proofs, the
+# cca-datapath lab), which is left running. On failure, the component logs
+# that explain it.
+E2E_PROFILES := tunnel native single
+TWO_NODE_TESTS := ^(TestTwoNode|TestTunnel|TestNative)
+
 e2e: build
-	testbed/up
+	@for p in $(E2E_PROFILES); do $(MAKE) --no-print-directory e2e-$$p || exit 1; done
+
+e2e-single:
+	testbed/up --profile single
 	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 30m ./kube/... ./e2e/... ./cmd/... || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
+
+e2e-tunnel e2e-native: e2e-%:
+	testbed/up --profile $*
+	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 20m -run '$(TWO_NODE_TESTS)' -v ./e2e/ || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
 
 # The main job: build labrun and the testbed, then solve cca-datapath on it.
 lab: build
@@ -91,8 +104,12 @@ bench:
 schema:
 	$(GO) test ./playbookschema -update
 
+# The test cluster's profile: single (default), tunnel or native
+# (testbed/README.md): make testbed-up PROFILE=tunnel.
+PROFILE ?= single
+
 testbed-up:
-	testbed/up
+	testbed/up --profile $(PROFILE)
 
 testbed-down:
 	testbed/down

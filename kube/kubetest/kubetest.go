@@ -55,10 +55,26 @@ func Connect(tb testing.TB) *kube.Client {
 
 // Vars is the part of the testbed's vars.yaml that tests read.
 type Vars struct {
-	// BPFFS is the cluster's bpffs as this host sees it (read-only).
+	// Profile is the running profile: single, tunnel or native
+	// (testbed/README.md); empty from a testbed older than profiles.
+	Profile string `yaml:"profile"`
+	// BPFFS is node 1's bpffs as this host sees it (read-only).
 	BPFFS string `yaml:"bpffs"`
-	// PythonImage is the local image the lab's pods run.
+	// NodeName and NodeIP are node 1's name and InternalIP.
+	NodeName string `yaml:"node_name"`
+	NodeIP   string `yaml:"node_ip"`
+	// Node2* are node 2's, on the two-node profiles (empty otherwise).
+	Node2Name  string `yaml:"node2_name"`
+	Node2IP    string `yaml:"node2_ip"`
+	Node2BPFFS string `yaml:"node2_bpffs"`
+	// OutsideIP is the address of the host, the client outside the
+	// cluster (outside-exec), on the underlay.
+	OutsideIP string `yaml:"outside_ip"`
+	// CiliumChart is the path of Cilium's Helm chart (release "cilium").
+	CiliumChart string `yaml:"cilium_chart"`
+	// PythonImage and CurlImage are local images for test pods.
 	PythonImage string `yaml:"python_image"`
+	CurlImage   string `yaml:"curl_image"`
 }
 
 // ReadVars reads the testbed's vars.yaml.
@@ -77,6 +93,12 @@ func ReadVars(tb testing.TB) Vars {
 	}
 	if v.PythonImage == "" {
 		v.PythonImage = "labrun.local/python:3.11.2"
+	}
+	if v.CurlImage == "" {
+		v.CurlImage = "labrun.local/curl:7.88.1"
+	}
+	if v.Profile == "" {
+		v.Profile = "single"
 	}
 	return v
 }

@@ -5,7 +5,7 @@
 # build is redone instead of half-used. The Go build and module caches are the
 # user's defaults, so relinks after a cold build take seconds.
 #
-# Usage: testbed/lib/build.sh [k8s|etcd|cilium|pause|bpftool|all]
+# Usage: testbed/lib/build.sh [k8s|etcd|cilium|chart|helm|pause|bpftool|all]
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=common.sh
@@ -109,6 +109,38 @@ build_bpftool() {
   touch "$out/.complete"
 }
 
+# helm: the command users install Cilium with, from the helm.sh/helm/v4 Go
+# module (wrapper module build/helm), stamped with its release version so
+# `helm version` prints what a release binary prints.
+build_helm() {
+  local out="$LRT_CACHE/helm-$HELM_VERSION"
+  cached "$out" && { log "helm $HELM_VERSION: cached in $out"; return; }
+  log "helm $HELM_VERSION: building into $out"
+  mkdir -p "$out"
+  ( cd "$TESTBED/build/helm"
+    time go build -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION \
+      -X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
+      -o "$out/helm" helm.sh/helm/v4/cmd/helm )
+  "$out/helm" version --template '{{.Version}}' | grep -qxF "$HELM_VERSION" || die "unexpected helm version"
+  touch "$out/.complete"
+}
+
+# Cilium's Helm chart and the scripts of its image that the chart's init
+# containers run, copied out of the module (the same version as the binaries).
+build_cilium_src() {
+  local out="$CILIUM_SRC"
+  cached "$out" && { log "cilium chart $CILIUM_VERSION: cached in $out"; return; }
+  log "cilium chart $CILIUM_VERSION: copying into $out"
+  rm -rf "$out"; mkdir -p "$out/image"
+  local mod
+  mod="$(cd "$TESTBED/build/cilium" && go mod download -json "github.com/cilium/cilium@$CILIUM_VERSION" | jq -r .Dir)"
+  cp -r "$mod/install/kubernetes/cilium" "$out/cilium"
+  cp "$mod/images/cilium/init-container.sh" "$mod/plugins/cilium-cni/install-plugin.sh" \
+    "$mod/plugins/cilium-cni/cni-uninstall.sh" "$out/image/"
+  chmod -R u+w "$out"
+  touch "$out/.complete"
+}
+
 build_pause() {
   local out="$LRT_CACHE/pause-$PAUSE_VERSION"
   cached "$out" && { log "pause $PAUSE_VERSION: cached in $out"; return; }
@@ -122,8 +154,10 @@ case "$what" in
   k8s) build_k8s ;;
   etcd) build_etcd ;;
   cilium) build_cilium ;;
+  helm) build_helm ;;
+  chart) build_cilium_src ;;
   pause) build_pause ;;
   bpftool) build_bpftool ;;
-  all) build_pause; build_bpftool; build_etcd; build_k8s; build_cilium ;;
+  all) build_pause; build_bpftool; build_etcd; build_k8s; build_cilium; build_cilium_src; build_helm ;;
   *) die "unknown build target: $what" ;;
 esac

@@ -9,29 +9,30 @@ K8S_VERSION=v1.36.3
 ETCD_VERSION=v3.6.8
 CILIUM_VERSION=v1.20.1
 PAUSE_VERSION=3
+HELM_VERSION=v4.3.2
 BPFTOOL_VERSION=7.5.0
 # Debian package whose kernel tree bpftool is built from (see lib/build.sh).
 BPFTOOL_KSRC=6.12
 # Image tarballs are named after a hash of their recipe (content, not mtime:
 # a fresh clone must reuse them), so a recipe change rebuilds them.
-IMAGE_RECIPE="$(cat "$TESTBED/lib/images.sh" "$TESTBED/images/labrun-sysctl-guard" | sha256sum | cut -c1-12)"
+IMAGE_RECIPE="$(cat "$TESTBED/lib/images.sh" "$TESTBED/images/labrun-sysctl-guard" "$TESTBED/images/cilium-agent" | sha256sum | cut -c1-12)"
 
 # ---- paths ------------------------------------------------------------------
-LRT_CACHE="${LRT_CACHE:-/var/cache/labrun-testbed}"   # binaries, image tarballs
+LRT_CACHE="${LRT_CACHE:-/var/cache/labrun-testbed}"   # binaries, image tarballs, chart
 STATE="${LRT_STATE:-/var/lib/labrun-testbed}"         # everything of a running testbed
 RUNDIR=/run/labrun-testbed                              # namespace files, pidfiles
 NSDIR="$RUNDIR/ns"                                      # bind mounts holding the namespaces
-NETNS="$NSDIR/net"
-MNTNS="$NSDIR/mnt"
+UNDERLAY_NETNS="$NSDIR/underlay"                        # the nodes' and the host's bridge
 PIDDIR="$RUNDIR/pids"
 LOGDIR="$STATE/logs"
 PKI="$STATE/pki"
 KUBECONFIG_PATH="$STATE/kubeconfig"
 VARS_PATH="$STATE/vars.yaml"
 NODE_EXEC="$STATE/bin/node-exec"
-# The testbed's own bpffs, seen from the host (read-only view of the instance
-# the node has at /sys/fs/bpf; see setup_namespaces in lib/node.sh).
-BPFFS="$STATE/bpffs"
+OUTSIDE_EXEC="$STATE/bin/outside-exec"
+# Commands the node's shell has on its PATH besides the machine's (helm,
+# kubectl; node-exec puts this directory first).
+NODE_BIN="$STATE/bin/node"
 CREATED="$STATE/created"   # one line per host-side object the testbed created (for down)
 
 K8S_BIN="$LRT_CACHE/kubernetes-$K8S_VERSION"
@@ -39,20 +40,58 @@ ETCD_BIN="$LRT_CACHE/etcd-$ETCD_VERSION"
 CILIUM_BIN="$LRT_CACHE/cilium-$CILIUM_VERSION"
 BPFTOOL_BIN="$LRT_CACHE/bpftool-$BPFTOOL_VERSION"
 PAUSE_BIN="$LRT_CACHE/pause-$PAUSE_VERSION"
+HELM_BIN="$LRT_CACHE/helm-$HELM_VERSION"
+# From the github.com/cilium/cilium module (lib/build.sh): its Helm chart
+# (install/kubernetes/cilium) and the scripts its image carries for the
+# chart's init containers.
+CILIUM_SRC="$LRT_CACHE/cilium-src-$CILIUM_VERSION"
+CILIUM_CHART="$CILIUM_SRC/cilium"
 IMAGES_DIR="$LRT_CACHE/images"
 KUBECTL="$K8S_BIN/kubectl"
+HELM="$HELM_BIN/helm"
 
-# ---- network (k3s' CIDRs; all inside the testbed's own netns) -------------
-NODE_NAME=labrun-node
-HOST_VETH=lrt0            # host end of the veth pair
-NODE_DEV=eth0             # node end, inside the node netns
+# ---- profiles ---------------------------------------------------------------
+# single: one node, native routing (the default; the cca-datapath lab's).
+# tunnel: two nodes, VXLAN between them. native: two nodes, native routing
+# with autoDirectNodeRoutes. Each has a Helm values file cilium/<profile>.yaml.
+PROFILES="single tunnel native"
+profile_nodes() { case $1 in single) echo 1 ;; tunnel|native) echo 2 ;; *) return 1 ;; esac; }
+
+# ---- network (k3s' CIDRs; all inside the testbed's own namespaces) --------
+# The underlay is a bridge in a network namespace of its own; the host and
+# every node have a veth on it. Node i is "labrun-node" (i=1) or
+# "labrun-node<i>", with InternalIP 10.250.42.<i+1> on its eth0.
+HOST_VETH=lrt0            # host end of the host's veth to the underlay
+UNDERLAY_BRIDGE=br0       # the bridge, inside $UNDERLAY_NETNS
+NODE_DEV=eth0             # each node's end, inside the node's netns
 HOST_IP=10.250.42.1
-NODE_IP=10.250.42.2
 LINK_PREFIX=24
 POD_CIDR=10.42.0.0/16
 SVC_CIDR=10.43.0.0/16
 KUBERNETES_SVC_IP=10.43.0.1
 APISERVER_PORT=6443
+
+# Per node i (1-based). Node 1 keeps the paths of the single-node testbed, so
+# playbooks' vars files (bpffs, node-exec) stay valid.
+node_name() { if [[ $1 == 1 ]]; then echo labrun-node; else echo "labrun-node$1"; fi; }
+node_ip() { echo "10.250.42.$(($1 + 1))"; }
+node_nsdir() { if [[ $1 == 1 ]]; then echo "$NSDIR"; else echo "$NSDIR/node$1"; fi; }
+node_netns() { echo "$(node_nsdir "$1")/net"; }
+node_mntns() { echo "$(node_nsdir "$1")/mnt"; }
+# The node's bpffs as the host sees it (read-only; see lib/node.sh).
+node_bpffs() { if [[ $1 == 1 ]]; then echo "$STATE/bpffs"; else echo "$STATE/bpffs-node$1"; fi; }
+# The node's state: kubelet dir, /var/log, containerd root, CNI dirs.
+node_state() { echo "$STATE/nodes/$(node_name "$1")"; }
+# Component names (pidfile and log) of a node's daemons.
+node_comp() { if [[ $1 == 1 ]]; then echo "$2"; else echo "$2-node$1"; fi; }
+# The veth end of node i on the underlay bridge.
+node_port() { echo "node$1"; }
+
+NODE_NAME="$(node_name 1)"
+NODE_IP="$(node_ip 1)"
+NETNS="$(node_netns 1)"
+MNTNS="$(node_mntns 1)"
+BPFFS="$(node_bpffs 1)"
 
 # ---- images (local, never pulled; tags are the real upstream versions) ----
 PAUSE_IMAGE="labrun.local/pause:$PAUSE_VERSION"
@@ -71,16 +110,22 @@ die() { log "ERROR: $*"; exit 1; }
 
 need_root() { [[ $EUID -eq 0 ]] || die "must run as root"; }
 
-# in_node CMD...: run CMD in the node's network and mount namespaces.
+# in_node_i I CMD...: run CMD in node I's network and mount namespaces.
 # (nsenter, not `ip netns exec`: the latter remounts /sys and would hide the
-# node's own sysfs/cgroup setup.)
-in_node() { nsenter --net="$NETNS" --mount="$MNTNS" -- "$@"; }
+# node's own sysfs/cgroup setup.) in_node: the same on node 1.
+in_node_i() { local i=$1; shift; nsenter --net="$(node_netns "$i")" --mount="$(node_mntns "$i")" -- "$@"; }
+in_node() { in_node_i 1 "$@"; }
+# in_underlay CMD...: run CMD in the underlay's network namespace.
+in_underlay() { nsenter --net="$UNDERLAY_NETNS" -- "$@"; }
 
 # kc ARGS...: kubectl against the testbed (from the host, over the veth).
 kc() { "$KUBECTL" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
 
-# ns_up: true when both namespace files are live bind mounts.
-ns_up() { mountpoint -q "$NETNS" 2>/dev/null && mountpoint -q "$MNTNS" 2>/dev/null; }
+# ns_up [I]: true when node I's (default 1) namespace files are live bind mounts.
+ns_up() {
+  local i=${1:-1}
+  mountpoint -q "$(node_netns "$i")" 2>/dev/null && mountpoint -q "$(node_mntns "$i")" 2>/dev/null
+}
 
 # pid_alive NAME: true when the pidfile of component NAME names a live process
 # that is still the one we started (its start time matches the recorded one,
@@ -152,18 +197,22 @@ cgroup_mounts() {
   done
 }
 
-# bpffs_exposed: true when $BPFFS is a bpffs mount on the host and the same
-# instance as the node's /sys/fs/bpf (bpffs gives each instance its own
-# anonymous device number, so equal st_dev means one instance).
+# bpffs_exposed [I]: true when node I's (default 1) bpffs path on the host is
+# a bpffs mount and the same instance as the node's /sys/fs/bpf (bpffs gives
+# each instance its own anonymous device number, so equal st_dev means one
+# instance).
 bpffs_exposed() {
-  mountpoint -q "$BPFFS" 2>/dev/null || return 1
-  [[ "$(stat -f -c %T "$BPFFS")" == bpf_fs ]] || return 1
-  local host node
-  host="$(stat -c %d "$BPFFS")" || return 1
-  node="$(in_node stat -c %d /sys/fs/bpf 2>/dev/null)" || return 1
+  local i=${1:-1} b host node
+  b="$(node_bpffs "$i")"
+  mountpoint -q "$b" 2>/dev/null || return 1
+  [[ "$(stat -f -c %T "$b")" == bpf_fs ]] || return 1
+  host="$(stat -c %d "$b")" || return 1
+  node="$(in_node_i "$i" stat -c %d /sys/fs/bpf 2>/dev/null)" || return 1
   [[ $host == "$node" ]]
 }
 
+# load_env: the running testbed's settings (CG_BASE, PROFILE, NODES), written
+# by up.
 load_env() {
   [[ -f $STATE/env ]] || return 1
   # shellcheck disable=SC1091

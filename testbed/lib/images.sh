@@ -22,6 +22,9 @@ new_rootfs() {
   rm -rf "$r"; mkdir -p "$r"/{usr/bin,usr/sbin,usr/lib/x86_64-linux-gnu,usr/lib64,etc,tmp,root,proc,sys,dev,run,var/tmp}
   chmod 1777 "$r/tmp" "$r/var/tmp"
   ln -s usr/bin "$r/bin"; ln -s usr/sbin "$r/sbin"; ln -s usr/lib "$r/lib"; ln -s usr/lib64 "$r/lib64"
+  # As on Debian: the chart mounts the node's /var/run/cilium there, and the
+  # agent finds its cgroup root (/run/cilium/cgroupv2) through it.
+  ln -s ../run "$r/var/run"
   printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r/etc/passwd"
   printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
   printf 'hosts: files dns\n' >"$r/etc/nsswitch.conf"
@@ -135,18 +138,27 @@ build_curl_image() {
 # cilium: the agent, cilium-dbg, operator and CNI plugin; clang 19 for the
 # runtime datapath compile (+ its resource headers); the bpf C sources at the
 # agent's default --lib-dir; bpftool 7.5 (tcx-aware); iptables (nft backend,
-# as on the node, see README), ipset, iproute2; busybox; and the sysctl guard
-# that runs first (see labrun-sysctl-guard).
+# as on the node, see README), ipset, iproute2; busybox; the scripts the
+# Helm chart's init containers run, at the paths of the upstream image
+# (/init-container.sh, /install-plugin.sh with bash and /cni/loopback,
+# /cni-uninstall.sh); and the sysctl guard that runs first: the chart starts
+# `cilium-agent`, which is images/cilium-agent, which runs the real agent
+# (/usr/lib/cilium/cilium-agent) through labrun-sysctl-guard.
 build_cilium_image() {
   local r=$1
   new_rootfs "$r"
-  install -m 0755 "$CILIUM_BIN/cilium-agent" "$CILIUM_BIN/cilium-dbg" \
-    "$CILIUM_BIN/cilium-operator-generic" "$r/usr/bin/"
+  install -m 0755 "$CILIUM_BIN/cilium-dbg" "$CILIUM_BIN/cilium-operator-generic" "$r/usr/bin/"
+  mkdir -p "$r/usr/lib/cilium"; install -m 0755 "$CILIUM_BIN/cilium-agent" "$r/usr/lib/cilium/"
+  install -m 0755 "$TESTBED/images/cilium-agent" "$r/usr/bin/cilium-agent"
+  install -m 0755 "$CILIUM_SRC/image/init-container.sh" "$CILIUM_SRC/image/install-plugin.sh" \
+    "$CILIUM_SRC/image/cni-uninstall.sh" "$r/"
   mkdir -p "$r/opt/cni/bin"; install -m 0755 "$CILIUM_BIN/cilium-cni" "$r/opt/cni/bin/"
   mkdir -p "$r/var/lib/cilium"; cp -r "$CILIUM_BIN/bpf" "$r/var/lib/cilium/bpf"
   add_bins "$r" /usr/lib/llvm-19/bin/clang /usr/bin/clang-19 "$BPFTOOL_BIN/bpftool" \
     /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/ipset \
-    /usr/sbin/ip /usr/sbin/tc /usr/bin/ss /usr/lib/x86_64-linux-gnu/xtables/*.so
+    /usr/sbin/ip /usr/sbin/tc /usr/bin/ss /usr/lib/x86_64-linux-gnu/xtables/*.so \
+    /bin/bash /usr/lib/cni/loopback
+  mkdir -p "$r/cni"; mv "$r/usr/lib/cni/loopback" "$r/cni/loopback"
   ln -s clang-19 "$r/usr/bin/clang"
   # bpftool was copied under the cache path; put it on PATH.
   mv "$r$BPFTOOL_BIN/bpftool" "$r/usr/sbin/bpftool"; rm -rf "${r:?}${LRT_CACHE}"
@@ -170,7 +182,7 @@ build_cilium_image() {
 main() {
   mkdir -p "$IMAGES_DIR"
   # Inputs whose change makes an image stale (binary caches' markers, recipe).
-  local -a INPUTS=("$PAUSE_BIN/.complete" "$CILIUM_BIN/.complete" "$BPFTOOL_BIN/.complete")
+  local -a INPUTS=("$PAUSE_BIN/.complete" "$CILIUM_BIN/.complete" "$BPFTOOL_BIN/.complete" "$CILIUM_SRC/.complete")
   local ref fn out work
   for ref in "$PAUSE_IMAGE:build_pause_image" "$PYTHON_IMAGE:build_python_image" \
              "$CURL_IMAGE:build_curl_image" "$CILIUM_IMAGE:build_cilium_image"; do

@@ -1,22 +1,36 @@
 # shellcheck shell=bash
-# The node's namespaces, cgroups and processes (sourced by up/down/status).
+# The nodes' namespaces, cgroups and processes (sourced by up/down/status).
 #
 # Layout (see README.md):
-# - one network namespace (the node) holds everything: control plane,
-#   containerd, kubelet, Cilium, the pods' veths. A veth pair links it to the
-#   host: $HOST_VETH ($HOST_IP) <-> $NODE_DEV ($NODE_IP, the node IP).
-# - one mount namespace (the node's) with a private /run, a sysfs of the node
-#   netns, its own bpffs at /sys/fs/bpf, cgroup2 of the testbed at
+# - the underlay: a bridge ($UNDERLAY_BRIDGE) in a network namespace of its
+#   own. The host has one veth on it ($HOST_VETH, $HOST_IP); every node has
+#   one ($NODE_DEV in the node, its InternalIP). Nothing else is attached, so
+#   nothing leaves the machine.
+# - per node, one network namespace holding everything of that node:
+#   containerd, kubelet, Cilium, the pods' veths (and, on node 1, the
+#   control plane).
+# - per node, one mount namespace with a private /run, a sysfs of the node's
+#   netns, its own bpffs at /sys/fs/bpf, the node's cgroup2 subtree at
 #   /run/cilium/cgroupv2, read-only VM-wide /proc/sys, and a few bind mounts
-#   so kubelet and Cilium find their usual paths.
-# - the same bpffs instance is also mounted read-only on the host at $BPFFS,
-#   so that programs on the host (labrun's bpfmap) can read Cilium's pins.
-# - both are kept alive by bind mounts of their nsfs files under $NSDIR.
+#   so kubelet, containerd and Cilium find their usual paths.
+# - the same bpffs instance is also mounted read-only on the host at
+#   node_bpffs, so that programs on the host (labrun's bpfmap) can read
+#   Cilium's pins of each node.
+# - all kept alive by bind mounts of their nsfs files under $NSDIR.
 # - one cgroup subtree $CG_BASE in every hierarchy, nested under the cgroup of
-#   the process that ran `up`.
+#   the process that ran `up`, with one sibling subtree per node (a node's
+#   socket-LB programs attach to its subtree and must not cover the other's).
 
 # record KIND PATH: remember a host-side object the testbed created.
 record() { echo "$1 $2" >>"$CREATED"; }
+
+# mk_host_dir PATH: create PATH and any missing parent on the host, recording
+# each directory created (down removes them, deepest first).
+mk_host_dir() {
+  local p=$1 missing=()
+  while [[ ! -d $p ]]; do missing=("$p" "${missing[@]}"); p="$(dirname "$p")"; done
+  for p in "${missing[@]}"; do mkdir "$p"; record dir "$p"; done
+}
 
 # mk_cgroup HIERARCHY_MOUNT REL_PATH: create REL_PATH (and any missing parent)
 # in one hierarchy, recording each directory it had to create. cpuset v1
@@ -38,18 +52,23 @@ mk_cgroup() {
   done
 }
 
+# node_cg I: node I's cgroup subtree (relative to each hierarchy's root).
+node_cg() { echo "$CG_BASE/$(node_name "$1")"; }
+
 setup_cgroups() {
-  local m
+  local m i
   for m in $(cgroup_mounts); do
-    mk_cgroup "$m" "$CG_BASE/system"
-    mk_cgroup "$m" "$CG_BASE/node-exec"
+    for ((i = 1; i <= NODES; i++)); do
+      mk_cgroup "$m" "$(node_cg "$i")/system"
+      mk_cgroup "$m" "$(node_cg "$i")/node-exec"
+    done
   done
 }
 
-# cgroup_pids: every process in the testbed's cgroup subtree (unified
-# hierarchy, which runc also uses for containers in hybrid mode), plus the v1
-# memory one for safety. These are all processes the testbed started.
-# cgroup_pids [SUBDIR]: only those under $CG_BASE/SUBDIR.
+# cgroup_pids [SUBDIR]: every process in the testbed's cgroup subtree (or its
+# SUBDIR), in the unified hierarchy (which runc also uses for containers in
+# hybrid mode) and the v1 memory and pids ones for safety. These are all
+# processes the testbed started.
 cgroup_pids() {
   local m
   for m in /sys/fs/cgroup/unified /sys/fs/cgroup/memory /sys/fs/cgroup/pids; do
@@ -74,17 +93,31 @@ remove_cgroups() {
 }
 
 # The kubelet sets these VM-wide sysctls when they differ, with no opt-out
-# (pkg/kubelet/cm setupKernelTunables). In the node's mount namespace each
+# (pkg/kubelet/cm setupKernelTunables). In each node's mount namespace each
 # differing one is shadowed by a file holding the value kubelet wants, so it
 # reads its value and writes nothing.
 KUBELET_SYSCTLS="vm/overcommit_memory=1 vm/panic_on_oom=0 kernel/panic=10 kernel/panic_on_oops=1 kernel/keys/root_maxkeys=1000000 kernel/keys/root_maxbytes=25000000"
 
-# Runs INSIDE the new mount namespace (as the child of unshare).
+# Paths of a real node that the chart and kubelet use as hostPaths. Each node
+# binds its own directory there; on the host they are empty mountpoints that
+# up creates if missing (recorded, so down removes them).
+NODE_HOST_DIRS="/var/lib/kubelet /etc/cni/net.d /opt/cni/bin /usr/lib/modules"
+
+# Runs INSIDE a new mount namespace (as the child of unshare), with N_BPFFS,
+# N_CG and N_STATE naming the node's bpffs mount on the host, cgroup subtree
+# and state directory.
 node_mount_setup() {
   set -euo pipefail
+  # This namespace is a copy of the host's mounts: drop the copies of the
+  # testbed's own (other nodes' namespace files and bpffs views), which have
+  # no business here and would keep those alive.
+  local t
+  for t in $(findmnt -rn -o TARGET | grep -E "^($NSDIR|$STATE/bpffs)" | sort -r); do
+    [[ $t == "$N_BPFFS" ]] || umount -l "$t"
+  done
   # Own /run: kubelet, containerd and Cilium use their usual /run paths
   # (/run/containerd, /var/run/cilium, /run/xtables.lock) without touching
-  # the host's.
+  # the host's or another node's.
   mount -t tmpfs -o mode=0755 tmpfs /run
   # sysfs of the node netns (so /sys/class/net shows the node's devices),
   # keeping the cgroup tree mounted under it.
@@ -93,15 +126,15 @@ node_mount_setup() {
   mount -t sysfs sysfs /sys
   mount --move /run/.cg /sys/fs/cgroup
   rmdir /run/.cg
-  # The testbed's own BPF filesystem: pins never mix with the host's. It was
-  # mounted on the host at $BPFFS by setup_namespaces; move this namespace's
-  # copy of that mount to the usual place (one instance, seen by the node at
-  # /sys/fs/bpf only, and by the host at $BPFFS only).
-  mount --move "$BPFFS" /sys/fs/bpf
-  # Cilium's --cgroup-root: the testbed's cgroup2 subtree, so socket LB
-  # attaches there and covers exactly the testbed's processes.
+  # The node's own BPF filesystem: pins never mix with the host's or the
+  # other node's. It was mounted on the host at N_BPFFS by setup_node; move
+  # this namespace's copy of that mount to the usual place (one instance,
+  # seen by the node at /sys/fs/bpf only, and by the host at N_BPFFS only).
+  mount --move "$N_BPFFS" /sys/fs/bpf
+  # Cilium's --cgroup-root: the node's cgroup2 subtree, so socket LB attaches
+  # there and covers exactly the node's processes.
   mkdir -p /run/cilium/cgroupv2
-  mount --bind "/sys/fs/cgroup/unified$CG_BASE" /run/cilium/cgroupv2
+  mount --bind "/sys/fs/cgroup/unified$N_CG" /run/cilium/cgroupv2
   # VM-wide sysctls read-only; net/ stays writable (it is the node netns').
   local d kv
   for d in /proc/sys/*; do
@@ -117,9 +150,11 @@ node_mount_setup() {
       mount --bind "$STATE/sysctl/${k//\//.}" "/proc/sys/$k"
     fi
   done
-  # Usual paths of a node, backed by the testbed's state dir.
-  mount --bind "$STATE/node/var-log" /var/log
-  mount --bind "$STATE/kubelet" /var/lib/kubelet
+  # Usual paths of a node, backed by the node's state dir.
+  mount --bind "$N_STATE/var-log" /var/log
+  mount --bind "$N_STATE/kubelet" /var/lib/kubelet
+  mount --bind "$N_STATE/cni/net.d" /etc/cni/net.d
+  mount --bind "$N_STATE/cni/bin" /opt/cni/bin
   # bpftool 7.5 (tcx-aware) as the node's bpftool.
   mount --bind "$BPFTOOL_BIN/bpftool" /usr/sbin/bpftool
   # kubelet/containerd need shared propagation for volume mounts and the
@@ -128,61 +163,77 @@ node_mount_setup() {
   mount --make-rshared /
 }
 
-setup_namespaces() {
-  mkdir -p "$NSDIR" "$STATE/sysctl" "$STATE/node/var-log" "$STATE/kubelet"
-  # The mnt nsfs file must live on a private mount (else it would pin itself).
+# setup_underlay: the bridge namespace and the host's veth on it.
+setup_underlay() {
+  mkdir -p "$NSDIR" "$STATE/sysctl"
+  # The mnt nsfs files must live on a private mount (else they would pin
+  # themselves).
   if ! mountpoint -q "$NSDIR"; then
     mount --bind "$NSDIR" "$NSDIR"
     record mount "$NSDIR"
   fi
   mount --make-private "$NSDIR"
-  touch "$NETNS" "$MNTNS"
-  if [[ ! -d /var/lib/kubelet ]]; then
-    mkdir -p /var/lib/kubelet   # empty mountpoint on the host (removed by down)
-    record dir /var/lib/kubelet
-  fi
-  # The testbed's bpffs is created here, in the host's mount namespace, at a
-  # path of the testbed's (never the host's /sys/fs/bpf), so that the host can
-  # reach it: a bpffs mounted inside the node's namespace could not be
+  touch "$UNDERLAY_NETNS"
+  unshare --net="$UNDERLAY_NETNS" true
+  in_underlay ip link set lo up
+  in_underlay ip link add "$UNDERLAY_BRIDGE" type bridge
+  in_underlay ip link set "$UNDERLAY_BRIDGE" up
+  # veth: created in the host, the bridge end moved into the underlay.
+  ip link add "$HOST_VETH" type veth peer name host netns "$UNDERLAY_NETNS"
+  record link "$HOST_VETH"
+  in_underlay ip link set host master "$UNDERLAY_BRIDGE" up
+  ip addr add "$HOST_IP/$LINK_PREFIX" dev "$HOST_VETH"
+  ip link set "$HOST_VETH" up
+  local d
+  for d in $NODE_HOST_DIRS; do mk_host_dir "$d"; done
+}
+
+# setup_node I: node I's namespaces, its bpffs (also mounted read-only on the
+# host) and its veth on the underlay.
+setup_node() {
+  local i=$1 nsd st bpffs netns
+  nsd="$(node_nsdir "$i")"; st="$(node_state "$i")"; bpffs="$(node_bpffs "$i")"
+  netns="$(node_netns "$i")"
+  mkdir -p "$nsd" "$st/var-log" "$st/kubelet" "$st/cni/net.d" "$st/cni/bin"
+  touch "$netns" "$(node_mntns "$i")"
+  # The node's bpffs is created here, in the host's mount namespace, at a
+  # path of the testbed's (never the host's /sys/fs/bpf), so that the host
+  # can reach it: a bpffs mounted inside the node's namespace could not be
   # bind-mounted out of it. The node's namespace gets it as /sys/fs/bpf
   # (node_mount_setup); once that is done the host's view becomes read-only
   # (nothing can be pinned or unpinned through it). `down` unmounts it.
-  if [[ ! -d $BPFFS ]]; then
-    mkdir -p "$BPFFS"
-    record dir "$BPFFS"
-  fi
-  while mountpoint -q "$BPFFS"; do   # a stale one (down normally removes it)
-    log "unmounting a stale bpffs at $BPFFS"
-    umount "$BPFFS"
+  [[ -d $bpffs ]] || mk_host_dir "$bpffs"
+  while mountpoint -q "$bpffs"; do   # a stale one (down normally removes it)
+    log "unmounting a stale bpffs at $bpffs"
+    umount "$bpffs"
   done
-  mount -t bpf labrun-testbed-bpffs "$BPFFS"
-  record mount "$BPFFS"
-  export CG_BASE STATE BPFTOOL_BIN KUBELET_SYSCTLS BPFFS
-  unshare --net="$NETNS" --mount="$MNTNS" --propagation private \
+  mount -t bpf "labrun-testbed-bpffs-$(node_name "$i")" "$bpffs"
+  record mount "$bpffs"
+  N_BPFFS="$bpffs" N_CG="$(node_cg "$i")" N_STATE="$st" STATE="$STATE" NSDIR="$NSDIR" \
+    BPFTOOL_BIN="$BPFTOOL_BIN" KUBELET_SYSCTLS="$KUBELET_SYSCTLS" \
+    unshare --net="$netns" --mount="$(node_mntns "$i")" --propagation private \
     bash -c "$(declare -f node_mount_setup); node_mount_setup"
-  mount -o remount,bind,ro "$BPFFS"
-  # veth: created in the host, node end moved into the node netns.
-  ip link add "$HOST_VETH" type veth peer name "$NODE_DEV" netns "$NETNS"
-  record link "$HOST_VETH"
-  ip addr add "$HOST_IP/$LINK_PREFIX" dev "$HOST_VETH"
-  ip link set "$HOST_VETH" up
-  in_node ip link set lo up
-  in_node ip addr add "$NODE_IP/$LINK_PREFIX" dev "$NODE_DEV"
-  in_node ip link set "$NODE_DEV" up
+  mount -o remount,bind,ro "$bpffs"
+  # veth: the underlay end on the bridge, the node end is the node's eth0.
+  in_underlay ip link add "$(node_port "$i")" type veth peer name "$NODE_DEV" netns "$netns"
+  in_underlay ip link set "$(node_port "$i")" master "$UNDERLAY_BRIDGE" up
+  in_node_i "$i" ip link set lo up
+  in_node_i "$i" ip addr add "$(node_ip "$i")/$LINK_PREFIX" dev "$NODE_DEV"
+  in_node_i "$i" ip link set "$NODE_DEV" up
 }
 
-# spawn NAME CMD...: start CMD as a daemon in the node's namespaces, in the
-# cgroup $CG_BASE/system of every hierarchy, its own session (so it outlives
+# spawn NAME I CMD...: start CMD as a daemon in node I's namespaces, in the
+# cgroup <node I>/system of every hierarchy, its own session (so it outlives
 # the calling shell), output appended to $LOGDIR/NAME.log. The pidfile holds
 # PID and start time (see pid_alive).
 spawn() {
-  local name=$1; shift
+  local name=$1 i=$2; shift 2
   local procs="" m
-  for m in $(cgroup_mounts); do procs+="$m$CG_BASE/system/cgroup.procs "; done
+  for m in $(cgroup_mounts); do procs+="$m$(node_cg "$i")/system/cgroup.procs "; done
   echo "==== $(date -Is) starting: $*" >>"$LOGDIR/$name.log"
   # bash -c writes its own PID into the cgroups, then execs nsenter, which
   # execs CMD: the PID stays the same all the way.
-  NETNS="$NETNS" MNTNS="$MNTNS" setsid bash -c 'for f in $1; do echo $$ >"$f"; done; shift; exec nsenter --net="$NETNS" --mount="$MNTNS" -- "$@"' \
+  NETNS="$(node_netns "$i")" MNTNS="$(node_mntns "$i")" setsid bash -c 'for f in $1; do echo $$ >"$f"; done; shift; exec nsenter --net="$NETNS" --mount="$MNTNS" -- "$@"' \
     _ "$procs" "$@" </dev/null >>"$LOGDIR/$name.log" 2>&1 &
   local pid=$!
   echo "$pid $(awk '{print $22}' "/proc/$pid/stat")" >"$PIDDIR/$name.pid"

@@ -61,8 +61,15 @@ make_pki() {
   _cert admin kubernetes-admin system:masters "" client
   _cert controller-manager system:kube-controller-manager "" "" client
   _cert scheduler system:kube-scheduler "" "" client
-  _cert kubelet "system:node:$NODE_NAME" system:nodes "" client
-  _cert kubelet-serving "$NODE_NAME" "" "IP:$NODE_IP,DNS:$NODE_NAME" server
+  # Each node's kubelet joins with its own credentials, as a real worker's
+  # does after its bootstrap: system:node:<name> in system:nodes (what the
+  # Node authorizer and NodeRestriction check), and a serving certificate
+  # for its InternalIP.
+  local i
+  for ((i = 1; i <= NODES; i++)); do
+    _cert "$(node_comp "$i" kubelet)" "system:node:$(node_name "$i")" system:nodes "" client
+    _cert "$(node_comp "$i" kubelet-serving)" "$(node_name "$i")" "" "IP:$(node_ip "$i"),DNS:$(node_name "$i")" server
+  done
   if [[ ! -f $PKI/sa.key ]]; then
     openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/sa.key" 2>/dev/null
     openssl ec -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
@@ -71,5 +78,7 @@ make_pki() {
   _kubeconfig "$KUBECONFIG_PATH" "$api" admin
   _kubeconfig "$STATE/controller-manager.kubeconfig" "$api" controller-manager
   _kubeconfig "$STATE/scheduler.kubeconfig" "$api" scheduler
-  _kubeconfig "$STATE/kubelet.kubeconfig" "$api" kubelet
+  for ((i = 1; i <= NODES; i++)); do
+    _kubeconfig "$STATE/$(node_comp "$i" kubelet).kubeconfig" "$api" "$(node_comp "$i" kubelet)"
+  done
 }
