@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/bpfmaps"
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/kube"
 	"github.com/labrun/labrun/kube/kubetest"
 )
@@ -125,15 +126,15 @@ func deployCrossNode(ctx context.Context, t *testing.T, v kubetest.Vars, prefix 
 	m := strings.NewReplacer("NS", ns, "NODE1", v.NodeName, "NODE2", v.Node2Name,
 		"PYTHON", v.PythonImage, "CURL", v.CurlImage).Replace(crossNodeManifest)
 	kubetest.ApplyInNamespace(ctx, t, c, ns, "two-node e2e", m)
-	if _, err := c.WaitPodsReady(ctx, ns, "app=web", 1); err != nil {
+	if _, err := kubetest.WaitPodsReady(ctx, c, ns, "app=web", 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, svc := range []string{"web", "web-np", "web-local"} {
-		if _, err := c.WaitServiceEndpoints(ctx, ns, svc, 1); err != nil {
+		if _, err := kubetest.WaitServiceEndpoints(ctx, c, ns, svc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.Wait(ctx, kube.ListOptions{Kind: "Pod", Namespace: ns, Name: "client"}, kube.AllPodsReady(1), nil); err != nil {
+	if _, err := c.Wait(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: ns, Name: "client"}, kubetest.AllPodsReady(1), nil); err != nil {
 		t.Fatal(err)
 	}
 	x := &crossNode{c: c, v: v, ns: ns}
@@ -147,7 +148,7 @@ func deployCrossNode(ctx context.Context, t *testing.T, v kubetest.Vars, prefix 
 
 func get(ctx context.Context, t *testing.T, c *kube.Client, kind, ns, name string) map[string]any {
 	t.Helper()
-	o, err := c.Get(ctx, kube.ObjectRef{Kind: kind, Namespace: ns, Name: name})
+	o, err := c.Get(ctx, cluster.ObjectQuery{Kind: kind, Namespace: ns, Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,10 +216,11 @@ func (x *crossNode) seenFrom(ctx context.Context, t *testing.T, id string) strin
 	t.Helper()
 	var line string
 	poll(t, "web's log line of request "+id, 30*time.Second, func() (bool, string, error) {
-		out, err := x.c.Logs(ctx, x.ns, "web", kube.LogOptions{})
+		res, err := x.c.Logs(ctx, cluster.PodTarget{Namespace: x.ns, Pod: "web"}, cluster.LogRequest{})
 		if err != nil {
 			return false, "", err
 		}
+		out := res.Text
 		for l := range strings.SplitSeq(out, "\n") {
 			if strings.Contains(l, id) {
 				line = l
@@ -245,11 +247,9 @@ func TestTwoNodeServiceAcrossNodes(t *testing.T) {
 	defer cancel()
 	x := deployCrossNode(ctx, t, v, "e2e-2n-svc")
 	id := requestID("pod-to-pod")
-	var last kube.ExecResult
 	poll(t, "client on node 1 gets 200 from web on node 2 through ClusterIP "+x.cluster, time.Minute, func() (bool, string, error) {
-		var err error
-		last, err = x.c.Exec(ctx, kube.ExecOptions{Namespace: x.ns, Pod: "client",
-			Command: []string{"curl", "-s", "-o", "/dev/null", "-m", "3", "-w", "%{http_code}", "http://" + x.cluster + "/?id=" + id}})
+		last, err := x.c.Exec(ctx, cluster.PodTarget{Namespace: x.ns, Pod: "client"},
+			cluster.ExecRequest{Argv: []string{"curl", "-s", "-o", "/dev/null", "-m", "3", "-w", "%{http_code}", "http://" + x.cluster + "/?id=" + id}})
 		if err != nil {
 			return false, "", err
 		}
@@ -270,7 +270,7 @@ func TestTunnelIPCacheOfRemoteNode(t *testing.T) {
 	// The identity node 2's agent gave the web pod (its CiliumEndpoint).
 	var webIdentity int64
 	poll(t, "CiliumEndpoint of web with an identity", time.Minute, func() (bool, string, error) {
-		cep, err := x.c.Get(ctx, kube.ObjectRef{APIVersion: "cilium.io/v2", Kind: "CiliumEndpoint", Namespace: x.ns, Name: "web"})
+		cep, err := x.c.Get(ctx, cluster.ObjectQuery{APIVersion: "cilium.io/v2", Kind: "CiliumEndpoint", Namespace: x.ns, Name: "web"})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -345,18 +345,14 @@ func hasLine(text, prefix, want string) bool {
 // agentOn is the Cilium agent pod on node.
 func agentOn(ctx context.Context, t *testing.T, c *kube.Client, node string) *agent {
 	t.Helper()
-	pods, err := c.List(ctx, kube.ListOptions{Kind: "Pod", Namespace: "kube-system", LabelSelector: "k8s-app=cilium"})
+	pod, err := c.ResolvePod(ctx, cluster.PodTarget{Namespace: "kube-system", Pod: "ds/cilium", Node: node})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pods {
-		if p["spec"].(map[string]any)["nodeName"] == node {
-			name := p["metadata"].(map[string]any)["name"].(string)
-			return &agent{c: c, pod: kube.Pod{Namespace: "kube-system", Name: name}}
-		}
+	if pod.Node != node {
+		t.Fatalf("the cilium agent pod found for node %s, %s, is on %q", node, pod.Name, pod.Node)
 	}
-	t.Fatalf("no cilium agent pod on node %s", node)
-	return nil
+	return &agent{c: c, pod: pod}
 }
 
 func TestTwoNodeNodePortFromOutside(t *testing.T) {
@@ -410,7 +406,7 @@ func helmOnNode(t *testing.T, args ...string) string {
 // 1's agent.
 func waitAgentsHealthy(ctx context.Context, t *testing.T, c *kube.Client, v kubetest.Vars) string {
 	t.Helper()
-	if _, err := c.WaitRollout(ctx, kube.ObjectRef{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: "kube-system", Name: "cilium"}); err != nil {
+	if _, err := kubetest.WaitRollout(ctx, c, cluster.ObjectQuery{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: "kube-system", Name: "cilium"}); err != nil {
 		t.Fatal(err)
 	}
 	var status string
