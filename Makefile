@@ -62,14 +62,14 @@ fuzz:
 	done; \
 	[ $$n -gt 0 ] || { echo "no fuzz target found"; exit 1; }; echo "fuzzed $$n targets"
 
-# End-to-end, on every profile of the test cluster a test uses (testbed/up
-# builds and caches it on first use, and switches profile by tearing the
-# running one down): the two-node profiles' tests (e2e/twonode_test.go) on
-# tunnel and native, then everything tagged e2e on single (client-go against
+# End-to-end, on each profile of the test cluster in E2E_PROFILES, in order
+# (testbed/up builds and caches it on first use, and switches profile by
+# tearing the running one down): on a two-node profile the tests of
+# e2e/twonode_test.go, on single everything tagged e2e (client-go against
 # the real API server and kubelet, the testbed's own proofs, the
-# cca-datapath lab), which is left running. On failure, the component logs
-# that explain it.
-E2E_PROFILES := tunnel native single
+# cca-datapath lab); single comes last and is left running. On failure, the
+# component logs that explain it.
+E2E_PROFILES := single
 TWO_NODE_TESTS := ^(TestTwoNode|TestTunnel|TestNative)
 
 e2e: build
