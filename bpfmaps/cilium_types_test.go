@@ -140,7 +140,7 @@ func TestLayoutSizesMatchCilium(t *testing.T) {
 		{"TupleKey4 / ipv4_ct_tuple", ciliumTupleKey4{}, sizeofCTTuple4},
 		{"CtEntry / ct_entry", ciliumCtEntry{}, sizeofCTEntry},
 		{"PolicyKey / policy_key", ciliumPolicyKey{}, sizeofPolicyKey},
-		{"entries.PolicyEntry / policy_entry", ciliumPolicyEntry{}, sizeofPolicyEntry},
+		{"PolicyEntry / policy_entry", ciliumPolicyEntry{}, sizeofPolicyEntry},
 		{"ipcache.Key / ipcache_key", ciliumIPCacheKey{}, sizeofIPCacheKey},
 		{"RemoteEndpointInfo / remote_endpoint_info", ciliumRemoteEndpointInfo{}, sizeofRemoteEndpointInfo},
 	}
