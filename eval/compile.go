@@ -70,6 +70,7 @@ type Compiler struct {
 	varTypes  map[string]reflect.Type
 	varOrder  []string
 	laterVars map[string]diag.Pos // variables declared further down, not yet readable
+	sources   map[string][]string // file -> its lines, for positions inside scalars
 	steps     map[string]stepInfo
 	stepOrder []string
 	envNames  []string

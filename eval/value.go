@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/labrun/labrun/diag"
 	"gopkg.in/yaml.v3"
@@ -131,7 +130,7 @@ func buildScalar(c *Compiler, v *Value, ctx Context, errs *diag.List) {
 			// starts a YAML comment in an unquoted value.
 			msg += fmt.Sprintf(`; YAML took %q as a comment: quote the value`, n.LineComment)
 		}
-		errs.Add(offsetPos(v.Pos, n, te.offset), "%s", msg)
+		errs.Add(c.offsetPos(v.Pos, n, te.offset), "%s", msg)
 		return
 	}
 	var parts []part
@@ -144,7 +143,7 @@ func buildScalar(c *Compiler, v *Value, ctx Context, errs *diag.List) {
 		if len(segs) > 1 {
 			ectx.Want = reflect.Invalid
 		}
-		e, err := c.Compile(s.expr, offsetPos(v.Pos, n, s.offset), ectx)
+		e, err := c.Compile(s.expr, c.offsetPos(v.Pos, n, s.offset), ectx)
 		if err != nil {
 			errs.Append(err)
 			continue
@@ -171,20 +170,6 @@ func (v *Value) sourceText() (string, bool) {
 		return v.Node.Value, true
 	}
 	return "", false
-}
-
-// offsetPos finds the file position of byte off inside a scalar. It is
-// exact for plain and quoted one-line scalars; for block scalars it points
-// at the scalar itself.
-func offsetPos(p diag.Pos, n *yaml.Node, off int) diag.Pos {
-	if strings.Contains(n.Value[:min(off, len(n.Value))], "\n") || n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-		return p
-	}
-	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
-		p.Col++
-	}
-	p.Col += utf8.RuneCountInString(n.Value[:min(off, len(n.Value))])
-	return p
 }
 
 // IsLiteral reports whether the value has no template anywhere inside, so

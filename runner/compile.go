@@ -155,6 +155,7 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 		plan: &Plan{Playbook: pb},
 	}
 	c.plan.compiler = c.ec
+	c.ec.SetSource(pb.File, pb.Source)
 	overrides := c.overrides(opts)
 	// env first: a variable's default may read env.NAME
 	c.env()

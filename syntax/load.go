@@ -60,7 +60,7 @@ func Load(file string, data []byte, actions []string) (*Playbook, error) {
 		return nil, err
 	}
 	d := newDecoder(file, actions)
-	pb := &Playbook{File: file, Root: root, Pos: d.pos(root)}
+	pb := &Playbook{File: file, Root: root, Pos: d.pos(root), Source: data}
 	d.checkNoAliases(root)
 	if len(d.errs) > 0 {
 		return nil, d.errs.Sort()

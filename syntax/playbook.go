@@ -28,6 +28,7 @@ type Playbook struct {
 	Finally     []*Step    `yaml:"finally" doc:"Cleanup steps that always run at the end, also after a failure or Ctrl-C."`
 	Pos         diag.Pos   `yaml:"-"`
 	File        string     `yaml:"-"`
+	Source      []byte     `yaml:"-"` // the file's text, for positions inside scalars
 	Root        *yaml.Node `yaml:"-"`
 }
 
