@@ -281,3 +281,43 @@ func mustLB(t *testing.T, text string) LBList {
 	}
 	return l
 }
+
+// The test cluster's own output of the listings added here (Cilium 1.20.1,
+// bpftool 7.5.0).
+func TestRealLBListingsAndCgroupTree(t *testing.T) {
+	cg, err := ParseCgroupTree(input(t, "real/node_bpftool_cgroup_tree.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for hook, prog := range map[string]string{"connect4": "cil_sock4_connect", "sendmsg4": "cil_sock4_sendmsg",
+		"recvmsg4": "cil_sock4_recvmsg", "getpeername4": "cil_sock4_getpeername"} {
+		if p := cg.Hook(hook); len(p) != 1 || p[0].Name != prog {
+			t.Errorf("%s: %+v, want one %s", hook, p, prog)
+		}
+	}
+	for file, mode := range map[string]string{"revnat": "revnat", "backends": "backends", "frontends": "frontends"} {
+		l, err := ParseLBList(input(t, "real/cilium-dbg_bpf_lb_list_"+file+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eq(t, file+" mode", l.Mode, mode)
+		if n := len(l.RevNATRows) + len(l.BackendRows) + len(l.FrontendRows); n == 0 || len(l.Entries) != 0 {
+			t.Errorf("%s: %d rows, %d service entries", file, n, len(l.Entries))
+		}
+	}
+}
+
+// Table cells are cut at rune columns, in ASCII and non-ASCII lines alike.
+func TestTableCellsRunes(t *testing.T) {
+	tb, ok := newTable("ID   Name   State", []string{"ID", "Name", "State"})
+	if !ok {
+		t.Fatal("header not found")
+	}
+	c, ok := tb.cells("1    café   ok")
+	eq(t, "non-ASCII", c, []string{"1", "café", "ok"})
+	eq(t, "aligned", ok, true)
+	c, _ = tb.cells("2    cafe   ok  ")
+	eq(t, "ASCII", c, []string{"2", "cafe", "ok"})
+	_, ok = tb.cells("3    cafébarr ok")
+	eq(t, "word across a column start", ok, false)
+}

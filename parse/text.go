@@ -97,21 +97,39 @@ func indexRunes(s, sub []rune) int {
 // cells cuts line at the column starts and trims each cell. ok is false
 // when the line is not aligned with the header, i.e. when a column start
 // falls inside a word, which means the line belongs to something else.
+// Column starts count runes; the cells are substrings of line, cut at the
+// byte offsets of those runes (the same offsets in an ASCII line).
 func (t table) cells(line string) (cells []string, ok bool) {
-	r := []rune(strings.TrimRight(line, " \t"))
-	cells = make([]string, len(t.starts))
-	for i, start := range t.starts {
-		if start > len(r) {
+	line = strings.TrimRight(line, " \t")
+	var offsets []int // byte offset of each rune, then len(line); nil for ASCII
+	for i := 0; i < len(line); i++ {
+		if line[i] >= utf8.RuneSelf {
+			for j := range line {
+				offsets = append(offsets, j)
+			}
+			offsets = append(offsets, len(line))
 			break
 		}
-		if start > 0 && start < len(r) && r[start-1] != ' ' && r[start] != ' ' {
+	}
+	runes := len(line)
+	at := func(n int) int { return n }
+	if offsets != nil {
+		runes = len(offsets) - 1
+		at = func(n int) int { return offsets[n] }
+	}
+	cells = make([]string, len(t.starts))
+	for i, start := range t.starts {
+		if start > runes {
+			break
+		}
+		if start > 0 && start < runes && line[at(start)-1] != ' ' && line[at(start)] != ' ' {
 			return nil, false
 		}
-		end := len(r)
+		end := runes
 		if i+1 < len(t.starts) && t.starts[i+1] < end {
 			end = t.starts[i+1]
 		}
-		cells[i] = strings.TrimSpace(string(r[start:end]))
+		cells[i] = strings.TrimSpace(line[at(start):at(end)])
 	}
 	return cells, true
 }
