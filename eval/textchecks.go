@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"reflect"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -9,6 +10,7 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/internal/fields"
 )
 
 // Checks of an expression's text that expr-lang's checker does not make:
@@ -148,5 +150,60 @@ func replaceStructTypes(msg string) string {
 			b.WriteString("an object")
 		}
 		msg = msg[end:]
+	}
+}
+
+// Ambiguous finds the plain scalars in v that YAML reads as numbers
+// although their text says something else (0644 is 420, 0x10 is 16, 1e3
+// is 1000, 1.0 is 1) where the spec type t does not say a string is meant
+// (a json, kv or compute value): there the number is what is written out,
+// and the author may have meant the text. A string field takes the text
+// as written, so nothing is ambiguous there.
+func Ambiguous(v *Value, t reflect.Type) diag.List {
+	var out diag.List
+	ambiguous(v, t, &out)
+	return out
+}
+
+func ambiguous(v *Value, t reflect.Type, out *diag.List) {
+	if v == nil {
+		return
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	untyped := t == nil || t.Kind() == reflect.Interface
+	switch v.kind {
+	case litKind:
+		if !untyped || v.Node == nil || (v.Node.Tag != "!!int" && v.Node.Tag != "!!float") {
+			return
+		}
+		if text := v.Node.Value; text != Format(v.lit) {
+			out.Add(v.Pos, "YAML reads %s as the number %s here; quote it (%q) to keep the text, or write %s", text, Format(v.lit), text, Format(v.lit))
+		}
+	case listKind:
+		var elem reflect.Type
+		if !untyped && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for _, item := range v.items {
+			ambiguous(item, elem, out)
+		}
+	case mapKind:
+		fieldTypes := map[string]reflect.Type{}
+		switch {
+		case untyped:
+		case t.Kind() == reflect.Struct:
+			for _, f := range fields.Of(t) {
+				fieldTypes[f.Key] = f.Type
+			}
+		case t.Kind() == reflect.Map:
+			for _, k := range v.keys {
+				fieldTypes[k] = t.Elem()
+			}
+		}
+		for i, k := range v.keys {
+			ambiguous(v.vals[i], fieldTypes[k], out)
+		}
 	}
 }

@@ -42,8 +42,11 @@ type Plan struct {
 	// playbook lists under secret and those named like a secret.
 	Secret    []string
 	OutputDir *eval.Value // nil when the playbook writes nothing
-	Steps     []*StepPlan // main steps, then finally steps
-	compiler  *eval.Compiler
+	// Warnings are what validate points out without refusing: YAML that
+	// can be read two ways.
+	Warnings diag.List
+	Steps    []*StepPlan // main steps, then finally steps
+	compiler *eval.Compiler
 }
 
 // VarPlan is a variable with its (possibly overridden) value.
@@ -223,6 +226,7 @@ func (c *compiler) buildSpec(index int, s *syntax.Step, info *actions.Info) buil
 	sc := &actions.StaticContext{PlaybookDir: filepath.Dir(c.file), HasOutputDir: c.plan.OutputDir != nil, OutputDir: c.outputDirLiteral()}
 	result, errs := info.CheckSpec(spec, sc)
 	c.errs = append(c.errs, errs...)
+	c.plan.Warnings = append(c.plan.Warnings, eval.Ambiguous(spec, info.Spec)...)
 	if result != info.Result {
 		b.result = result
 		c.ec.DeclareStep(s.ID.Value, b.result, s.ID.Pos)

@@ -58,6 +58,11 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 			}
 			continue
 		}
+		if *format == "text" {
+			for _, w := range plan.Warnings.Sort() {
+				fmt.Fprintf(stderr, "%s: warning: %s\n", w.Pos, w.Msg)
+			}
+		}
 		if !*quiet && *format == "text" {
 			printPlan(stdout, plan)
 		}
