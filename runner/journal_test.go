@@ -11,13 +11,9 @@ import (
 	"github.com/labrun/labrun/actions"
 )
 
-// A run stopped by a full disk leaves a torn last line: --from resumes
-// after the complete lines, and what it appends starts on a line of its
-// own, so a later --from finds it.
-func TestResumeAfterTornLastLine(t *testing.T) {
-	out := t.TempDir()
-	src := `
-name: torn
+// threeSteps echoes a, b and c, each step's result kept in the journal.
+const threeSteps = `
+name: journal
 vars: {out: x}
 outputDir: ${{ vars.out }}
 steps:
@@ -28,6 +24,13 @@ steps:
   - id: c
     run: {argv: [echo, c]}
 `
+
+// A run stopped by a full disk leaves a torn last line: --from resumes
+// after the complete lines, and what it appends starts on a line of its
+// own, so a later --from finds it.
+func TestResumeAfterTornLastLine(t *testing.T) {
+	out := t.TempDir()
+	src := threeSteps
 	solve(t, src, "out="+out)
 	path := filepath.Join(out, ".labrun", "journal.jsonl")
 	data, err := os.ReadFile(path)
@@ -57,18 +60,7 @@ steps:
 func TestJournalWriteFailureFailsTheRun(t *testing.T) {
 	out := t.TempDir()
 	path := filepath.Join(out, ".labrun", "journal.jsonl")
-	plan := compile(t, `
-name: full
-vars: {out: x}
-outputDir: ${{ vars.out }}
-steps:
-  - id: a
-    run: {argv: [echo, a]}
-  - id: b
-    run: {argv: [echo, b]}
-  - id: c
-    run: {argv: [echo, c]}
-`, "out="+out)
+	plan := compile(t, threeSteps, "out="+out)
 	r := &Runner{Plan: plan, Runtime: &actions.Runtime{}}
 	r.Observer = &recorder{onStart: func(s *StepPlan) {
 		if s.ID == "b" {
