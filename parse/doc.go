@@ -7,8 +7,12 @@
 //	func ParseXxx(text string) (Xxx, error)
 //
 // and returns a plain value: structs whose exported fields all carry
-// `json:"lowerCamel" expr:"lowerCamel"` tags, numbers as int/int64/float64,
-// and lists as non-nil slices (so JSON shows [] rather than null). Small
+// `json:"lowerCamel" expr:"lowerCamel"` tags, numbers as int/int64/float64
+// (pointers, null in JSON, for numbers that only some versions or formats
+// print: a parser never shows a 0 nobody printed), and lists as non-nil
+// slices (so JSON shows [] rather than null). Output cut mid-line, or a
+// record missing a field every version prints, is an *Error (Truncated
+// for a cut), never a record with made-up fields. Small
 // helper methods (LBList.Backends, CTList.Count, IPTables.CountContaining,
 // ...) are exported so that expr expressions can call them.
 //
