@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/labrun/labrun/actions"
@@ -57,25 +59,29 @@ steps:
 
 // A learner who pre-creates the output directory (a fixed path under
 // /tmp) with the journal as a link to a root-only file must not get that
-// file overwritten when root runs the lab.
+// file overwritten when root runs the lab. The learner's part runs as a
+// process of another user, in a sticky world-writable directory as /tmp.
 func TestOutputDirOfAnotherUserIsRefused(t *testing.T) {
 	needRoot(t)
 	v := victim(t)
-	out := filepath.Join(t.TempDir(), "out")
-	for _, d := range []string{out, filepath.Join(out, ".labrun")} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(d, otherUID, otherUID); err != nil {
+	tmp := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Mkdir(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	// t.TempDir's directories are root-only: let the learner through
+	for _, d := range []string{filepath.Dir(tmp), filepath.Dir(filepath.Dir(tmp))} {
+		if err := os.Chmod(d, 0o711); err != nil {
 			t.Fatal(err)
 		}
 	}
-	link := filepath.Join(out, ".labrun", "journal.jsonl")
-	if err := os.Symlink(v, link); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Lchown(link, otherUID, otherUID); err != nil {
-		t.Fatal(err)
+	out := filepath.Join(tmp, "out")
+	plant := exec.Command("sh", "-c", `mkdir -p "$1/.labrun" && ln -s "$2" "$1/.labrun/journal.jsonl"`, "sh", out, v)
+	plant.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: otherUID, Gid: otherUID}}
+	if b, err := plant.CombinedOutput(); err != nil {
+		t.Fatalf("planting as user %d: %v: %s", otherUID, err, b)
 	}
 	_, err := runPlaybook(t, oneStep, actions.Solve, false, "out="+out)
 	unchanged(t, v)
