@@ -12,6 +12,7 @@ import (
 // holds.
 type GetSpec struct {
 	cluster.ObjectQuery `yaml:",inline"`
+	AllowFailing        bool `yaml:"allowFailing" doc:"With until: keep waiting when a pod fails (CrashLoopBackOff, an image that cannot be pulled, phase Failed, ...), for labs that make pods fail on purpose. Without it a wait on pods or on a rollout stops at the first such pod, quoting its cause."`
 }
 
 // GetResult holds the objects found.
@@ -59,11 +60,20 @@ func watchObjects(ctx context.Context, rt *Runtime, spec *GetSpec, cond Conditio
 	if err != nil {
 		return nil, err
 	}
+	ff := newFailFast(ctx, c, spec.ObjectQuery)
 	var last *GetResult
-	items, err := c.Wait(ctx, spec.ObjectQuery, func(objs []map[string]any) (bool, error) {
+	items, err := c.Wait(ff.ctx, spec.ObjectQuery, func(objs []map[string]any) (bool, error) {
 		last = newGetResult(objs)
-		return cond(last)
+		ok, err := cond(last)
+		if ok || err != nil || spec.AllowFailing {
+			return ok, err
+		}
+		return false, ff.check(objs)
 	}, nil)
+	ff.stop()
+	if pf, ok := ff.failure(err); ok {
+		err = explain(ctx, c, spec.ObjectQuery, pf)
+	}
 	if err != nil {
 		// the cluster's wait error already says the last state it saw
 		if last == nil {

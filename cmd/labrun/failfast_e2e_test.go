@@ -1,0 +1,120 @@
+//go:build e2e
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/kube/kubetest"
+)
+
+// failFastManifest: a pod whose image is not on the node (pull policy
+// Never: the test cluster has no registry), one that crash-loops with its
+// last words as termination message (its readiness probe keeps it from
+// being Ready in the moment it runs, as a server's would), and a
+// Deployment of the missing image.
+const failFastManifest = `apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: nopull, namespace: NS, labels: {app: nopull}}
+spec:
+  containers:
+  - {name: main, image: labrun.local/does-not-exist:1, imagePullPolicy: Never}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: crash, namespace: NS, labels: {app: crash}}
+spec:
+  containers:
+  - name: main
+    image: IMAGE
+    imagePullPolicy: Never
+    command: [sh, -c, 'echo boom >&2; mkdir /proc/x; exit 3']
+    terminationMessagePolicy: FallbackToLogsOnError
+    readinessProbe: {exec: {command: ["true"]}, initialDelaySeconds: 5}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: nopull, namespace: NS}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: nopull-deploy}}
+  template:
+    metadata: {labels: {app: nopull-deploy}}
+    spec:
+      containers:
+      - {name: main, image: labrun.local/does-not-exist:2, imagePullPolicy: Never}
+`
+
+// failFastPlaybook waits for one kind of object to be ready, far longer
+// than a failure takes to show.
+const failFastPlaybook = `name: fail fast
+vars:
+  namespace: default
+  kind: Pod
+  name: web
+steps:
+  - id: ready
+    wait: {kind: '${{ vars.kind }}', namespace: '${{ vars.namespace }}', name: '${{ vars.name }}'}
+    until: result.ready == 1
+    timeout: 10m
+`
+
+// A wait on a pod whose image cannot be had, on a crash-looping pod, and on
+// the rollout of a Deployment whose pod cannot start each stops as soon as
+// the kubelet says so, naming the reason and quoting the cause, instead of
+// timing out.
+func TestWaitFailsFastOnTestbed(t *testing.T) {
+	kc := kubetest.Kubeconfig(t)
+	vars := kubetest.ReadVars(t)
+	c := kubetest.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ns := fmt.Sprintf("e2e-failfast-%d", time.Now().UnixNano()%100000)
+	kubetest.ApplyInNamespace(ctx, t, c, ns, "fail fast", strings.NewReplacer("NS", ns, "IMAGE", vars.PythonImage).Replace(failFastManifest))
+
+	pb := filepath.Join(t.TempDir(), "failfast.yaml")
+	if err := os.WriteFile(pb, []byte(failFastPlaybook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kind, name string
+		want       []string
+	}{
+		{"Pod", "nopull", []string{
+			`stopped waiting for Pod "nopull" in namespace "` + ns + `": pod ` + ns + `/nopull container main is in ErrImageNeverPull: Container image "labrun.local/does-not-exist:1" is not present with pull policy of Never`}},
+		{"Pod", "crash", []string{
+			`stopped waiting for Pod "crash" in namespace "` + ns + `": pod ` + ns + `/crash container main is in CrashLoopBackOff: exit code 3: boom; mkdir: can't create directory '/proc/x': No such file or directory`}},
+		{"Deployment", "nopull", []string{
+			`stopped waiting for Deployment "nopull" in namespace "` + ns + `": pod ` + ns + `/nopull-`,
+			`container main is in ErrImageNeverPull: Container image "labrun.local/does-not-exist:2" is not present with pull policy of Never`}},
+	} {
+		t.Run(tc.kind+"/"+tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Main([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "namespace=" + ns,
+				"--set", "kind=" + tc.kind, "--set", "name=" + tc.name, pb}, &stdout, &stderr)
+			out := stdout.String() + stderr.String()
+			if code != 1 {
+				t.Fatalf("labrun exited %d, want 1\n%s", code, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output does not contain %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "timed out") {
+				t.Errorf("the wait timed out instead of failing fast:\n%s", out)
+			}
+		})
+	}
+}
