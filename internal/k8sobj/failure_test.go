@@ -20,7 +20,7 @@ func TestPodFailedOnRealPods(t *testing.T) {
 		{"pod_badname.json", "pod " + ns + `/badname container main is in InvalidImageName: Failed to apply default image tag "labrun.local/Bad Name:1": couldn't parse image name "labrun.local/Bad Name:1": invalid reference format: repository name (Bad Name) must be lowercase`},
 		{"pod_failed.json", "pod " + ns + "/failed container main failed: exit code 1: cannot start"},
 		{"pods_pullfail.json", "pod " + ns + `/pullfail-769455d567-tf8kf container main is in ImagePullBackOff: Back-off pulling image "labrun.local/does-not-exist:2": ErrImagePull: failed to pull and unpack image "labrun.local/does-not-exist:2": failed to resolve reference "labrun.local/does-not-exist:2": failed to do request: Head "https://labrun.local/v2/does-not-exist/manifests/2": dial tcp: lookup labrun.local: Temporary failure in name resolution`},
-		{"pods_web_scaling_up.json", ""}, // ContainerCreating and Running pods
+		{"pods_web_scaling_up.json", ""},   // ContainerCreating and Running pods
 		{"pods_web_scaling_down.json", ""}, // terminating pods
 	}
 	for _, c := range cases {

@@ -1,7 +1,8 @@
 // Package k8sobj reads Kubernetes objects held as plain maps (what the
 // dynamic client and watches return): whether a pod is Ready, whether a
-// workload has rolled out, the ready addresses of EndpointSlices, and a
-// one-line summary of an object's state for messages.
+// workload has rolled out, the ready addresses of EndpointSlices, a
+// one-line summary of an object's state for messages, and whether a pod
+// will not become ready by itself and why (failure.go, workload.go).
 //
 // The rules are kubectl's (kubectl wait --for=condition=Ready, kubectl
 // rollout status), so "ready" means what it means to a person at a
