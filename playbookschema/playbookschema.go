@@ -124,11 +124,17 @@ func structProps(t reflect.Type, fieldSchema func(key, doc string) any) (*obj, [
 }
 
 func assertionSchema() *obj {
-	props, required := structProps(reflect.TypeOf(syntax.Assertion{}), func(key, doc string) any {
+	return conditionSchema(reflect.TypeOf(syntax.Assertion{}), "An expression that must be true.")
+}
+
+// conditionSchema is a condition written as an expression string or as a
+// mapping of t's keys (that/message/hint).
+func conditionSchema(t reflect.Type, doc string) *obj {
+	props, required := structProps(t, func(key, doc string) any {
 		return nil
 	})
 	return newObj("anyOf", []any{
-		newObj("type", "string", "description", "An expression that must be true."),
+		newObj("type", "string", "description", doc),
 		newObj("type", "object", "required", required, "additionalProperties", false, "properties", props),
 	})
 }
@@ -144,6 +150,10 @@ func stepSchema() *obj {
 			return newObj("type", "integer", "minimum", 0, "description", doc)
 		case "assert":
 			return newObj("type", "array", "items", newObj("$ref", "#/$defs/assertion"), "description", doc)
+		case "failWhen":
+			s := conditionSchema(reflect.TypeOf(syntax.FailWhen{}), "An expression that, when true, fails the step at once.")
+			s.set("description", doc)
+			return s
 		case "loop":
 			return newObj("anyOf", []any{newObj("type", "array"), newObj("$ref", "#/$defs/template")}, "description", doc)
 		}

@@ -67,6 +67,8 @@ type StepPlan struct {
 	Spec   *eval.Value
 	When   *eval.Expr
 	Until  *eval.Expr
+	// FailWhen, with Until, ends the wait as a failure when it holds.
+	FailWhen *AssertPlan
 	// Loop, when set, gives the list the action runs once per item of;
 	// Item is the type item has (an interface type when the list's
 	// element type is only known at run time).
@@ -568,6 +570,11 @@ func (c *compiler) step(index int, s *syntax.Step) {
 		}
 		sp.Until = c.condition(s.Until, c.context(index, s, result, reflect.Bool))
 		sp.Timeout = DefaultUntilTimeout
+		if f := s.FailWhen; f != nil && f.That.IsSet() {
+			if e := c.condition(f.That, c.context(index, s, result, reflect.Bool)); e != nil {
+				sp.FailWhen = &AssertPlan{That: e, Message: f.Message.Value, Hint: f.Hint.Value}
+			}
+		}
 	}
 	if s.Timeout.Set {
 		sp.Timeout = s.Timeout.D
@@ -741,6 +748,9 @@ func (s *StepPlan) Reads() []string {
 		if e != nil {
 			exprs = append(exprs, e)
 		}
+	}
+	if s.FailWhen != nil {
+		exprs = append(exprs, s.FailWhen.That)
 	}
 	for _, a := range s.Asserts {
 		exprs = append(exprs, a.That)

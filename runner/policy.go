@@ -67,9 +67,42 @@ func (a *attempts) run() (any, error) {
 	return a.s.Action.Run(a.ctx, a.rt, a.spec)
 }
 
-// until evaluates the step's condition on a result.
+// until evaluates the step's condition on a result. When it does not hold
+// and the step's failWhen does, the error is a *FailWhenError: the wait
+// ends as a failure at once.
 func (a *attempts) until(res any) (bool, error) {
-	return a.s.Until.EvalBool(a.env.WithResult(res))
+	env := a.env.WithResult(res)
+	ok, err := a.s.Until.EvalBool(env)
+	if ok || err != nil || a.s.FailWhen == nil {
+		return ok, err
+	}
+	failed, err := a.s.FailWhen.That.EvalBool(env)
+	if err != nil || !failed {
+		return false, err
+	}
+	return false, newFailWhenError(a.s.FailWhen, env)
+}
+
+// FailWhenError is a step's failWhen holding on a result: what the author
+// said it means, the condition and its operands' values, and the hint for
+// the learner.
+type FailWhenError struct {
+	Msg  string
+	Hint string
+}
+
+func (e *FailWhenError) Error() string { return e.Msg }
+
+func newFailWhenError(f *AssertPlan, env *eval.Env) *FailWhenError {
+	cond := "failWhen " + f.That.Src
+	if ops := explain(f.That, env); ops != "" {
+		cond += " (" + ops + ")"
+	}
+	msg := cond
+	if f.Message != "" {
+		msg = f.Message + ": " + cond
+	}
+	return &FailWhenError{Msg: msg, Hint: f.Hint}
 }
 
 // retry runs the action once, and again after an error up to retries
@@ -105,7 +138,12 @@ func (a *attempts) retry() (any, error) {
 func (a *attempts) readOnce() (any, error) {
 	res, err := a.run()
 	if err == nil {
-		if ok, cerr := a.until(res); cerr == nil && !ok {
+		ok, cerr := a.until(res)
+		var fw *FailWhenError
+		if errors.As(cerr, &fw) {
+			return res, cerr
+		}
+		if cerr == nil && !ok {
 			a.rt.Progress("check mode reads once; until does not hold: " + describeLast(a.s, a.env.WithResult(res)))
 		}
 	}
@@ -188,10 +226,16 @@ func untilTimeout(ctx context.Context, s *StepPlan, env *eval.Env, last any, las
 // describeLast renders the operands of the until condition for the last
 // result, e.g. "len(result.items) = 3".
 func describeLast(s *StepPlan, env *eval.Env) string {
-	ops := s.Until.Explain(env)
-	if len(ops) == 0 {
-		return "condition false"
+	if ops := explain(s.Until, env); ops != "" {
+		return ops
 	}
+	return "condition false"
+}
+
+// explain renders the operands of a condition, e.g. "len(result.items) =
+// 3, result.ready = 1" ("" when it has none worth showing).
+func explain(e *eval.Expr, env *eval.Env) string {
+	ops := e.Explain(env)
 	parts := make([]string, len(ops))
 	for i, o := range ops {
 		parts[i] = o.Expr + " = " + o.Value

@@ -431,6 +431,9 @@ func itemLabel(i int, item any) string {
 func (r *Runner) fail(ctx context.Context, rec *StepRecord, err error) {
 	rec.Error = err.Error()
 	rec.Status = Failed
+	if fw := (*FailWhenError)(nil); errors.As(err, &fw) && fw.Hint != "" {
+		rec.Hint = fw.Hint
+	}
 	var stop *branchStopped
 	switch {
 	case errors.As(context.Cause(ctx), &stop):

@@ -256,6 +256,7 @@ var (
 	nodeType     = reflect.TypeOf(&yaml.Node{})
 	varsType     = reflect.TypeOf([]*Var{})
 	assertsType  = reflect.TypeOf([]*Assertion{})
+	failWhenType = reflect.TypeOf(&FailWhen{})
 	stepsType    = reflect.TypeOf([]*Step{})
 	stepType     = reflect.TypeOf(Step{})
 )
@@ -333,6 +334,11 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 		return
 	case assertsType:
 		v.Set(reflect.ValueOf(d.asserts(n)))
+		return
+	case failWhenType:
+		if f := d.failWhen(n); f != nil {
+			v.Set(reflect.ValueOf(f))
+		}
 		return
 	case stepsType:
 		v.Set(reflect.ValueOf(d.steps(n)))
@@ -466,6 +472,22 @@ func (d *decoder) asserts(n *yaml.Node) []*Assertion {
 		out = append(out, a)
 	}
 	return out
+}
+
+// failWhen reads a step's failWhen: an expression string, or a mapping
+// with that/message/hint like an assertion's.
+func (d *decoder) failWhen(n *yaml.Node) *FailWhen {
+	f := &FailWhen{Pos: d.pos(n)}
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
+		f.That = Text{Value: n.Value, Pos: d.pos(n), Node: n}
+	case n.Kind == yaml.MappingNode:
+		d.decodeStruct(n, reflect.ValueOf(f).Elem())
+	default:
+		d.errorf(n, "failWhen is an expression string or a mapping with that/message/hint, found %s", yamlnode.Describe(n))
+		return nil
+	}
+	return f
 }
 
 func (d *decoder) steps(n *yaml.Node) []*Step {
@@ -631,6 +653,9 @@ func (d *decoder) checkPlaybook(pb *Playbook) {
 		ids[s.ID.Value] = s.ID.Pos
 		if s.Interval.Set && !s.Until.IsSet() && s.Retries == 0 {
 			d.errs.Add(s.Interval.Pos, "interval has no effect without until or retries")
+		}
+		if s.FailWhen != nil && !s.Until.IsSet() {
+			d.errs.Add(s.FailWhen.Pos, "failWhen ends a wait early: it needs until (a step without until fails by its assert)")
 		}
 	}
 }

@@ -67,6 +67,7 @@ type Step struct {
 	When     Text         `yaml:"when" doc:"Expression; the step runs only when it is true."`
 	Loop     *yaml.Node   `yaml:"loop" doc:"A list, or a ${{ }} expression giving one; the action runs once per item, in order, with item and index (from 0) visible in its spec, until and assert. The step's result is the list of the items' results."`
 	Until    Text         `yaml:"until" doc:"Expression over result (and steps, vars); the step is repeated every interval until it holds or timeout passes. Only for read-only actions."`
+	FailWhen *FailWhen    `yaml:"failWhen" doc:"With until: an expression over result (and steps, vars) that, when true, fails the step at once instead of waiting on; a string, or a mapping with that/message/hint."`
 	Timeout  Duration     `yaml:"timeout" doc:"Limit for the step, including all until/retries attempts (e.g. 30s, 2m)."`
 	Interval Duration     `yaml:"interval" doc:"Pause between until polls or retries (default 250ms)."`
 	Retries  int          `yaml:"retries" doc:"How many more times to try when the action fails with an error (not when an assertion fails). Only for read-only steps: a failed attempt of a step that changes the system may have done the change."`
@@ -108,6 +109,17 @@ type Assertion struct {
 	That    Text `yaml:"that" required:"true" doc:"Expression that must be true; result, steps, vars and env are visible."`
 	Message Text `yaml:"message" doc:"What it means when the condition fails."`
 	Hint    Text `yaml:"hint" doc:"What the learner could look at to fix it."`
+	Pos     diag.Pos
+}
+
+// FailWhen is the condition that ends a step's until as a failure, when
+// the state awaited can no longer come (a pod restarting, an error
+// answer). In YAML it is either a bare expression string or a mapping with
+// that/message/hint.
+type FailWhen struct {
+	That    Text `yaml:"that" required:"true" doc:"Expression that, when true, fails the step at once; result, steps, vars and env are visible."`
+	Message Text `yaml:"message" doc:"What it means when the condition holds: the step's error."`
+	Hint    Text `yaml:"hint" doc:"What the learner could look at to fix it (instead of the step's hint)."`
 	Pos     diag.Pos
 }
 
