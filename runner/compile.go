@@ -468,6 +468,9 @@ func (c *compiler) outputDir() {
 	if lit, ok := v.Literal(); ok && lit == "" {
 		c.errs.Add(od.Pos, "outputDir is empty; expected a directory path")
 	}
+	if e := v.WholeExpr(); e != nil && e.Type != nil && e.Type.Kind() != reflect.String && e.Type.Kind() != reflect.Interface {
+		c.errs.Add(e.Pos, "outputDir must be a directory path, but `%s` is %s", e.Src, eval.PlainTypes(e.Type.String()))
+	}
 	c.plan.OutputDir = v
 }
 
