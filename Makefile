@@ -69,7 +69,7 @@ fuzz:
 # the real API server and kubelet, the testbed's own proofs, the
 # cca-datapath lab); single comes last and is left running. On failure, the
 # component logs that explain it.
-E2E_PROFILES := single
+E2E_PROFILES := tunnel native single
 TWO_NODE_TESTS := ^(TestTwoNode|TestTunnel|TestNative)
 
 e2e: build
