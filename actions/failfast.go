@@ -145,9 +145,26 @@ func (f *failFast) replicaSet(pod map[string]any) map[string]any {
 	return objs[0]
 }
 
-// explain words a failure for the step's error; when the pod said nothing
-// beyond its reason, the pod's latest Warning event is the cause.
+// crashLogLines is how much of a crashed container's log a failure
+// quotes: a program's last words, not its whole story.
+const crashLogLines = 3
+
+// explain words a failure for the step's error: a container that exited
+// without a termination message is quoted by its log's tail; when the pod
+// said nothing beyond its reason, the pod's latest Warning event is the
+// cause.
 func explain(ctx context.Context, c cluster.Cluster, q cluster.ObjectQuery, pf *k8sobj.PodFailure) error {
+	if pf.Exited {
+		// a crash without a termination message: its last log lines are
+		// usually why
+		logs, err := c.Logs(ctx, cluster.PodTarget{Namespace: pf.Namespace, Pod: pf.Pod, Container: pf.Container},
+			cluster.LogRequest{TailLines: crashLogLines, Previous: pf.Previous})
+		if err == nil {
+			quoted := *pf
+			quoted.QuoteLog(logs.Text)
+			pf = &quoted
+		}
+	}
 	if pf.Cause == "" {
 		events, err := c.List(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "Event", Namespace: pf.Namespace,
 			FieldSelector: "involvedObject.name=" + pf.Pod + ",type=Warning"})
@@ -159,27 +176,5 @@ func explain(ctx context.Context, c cluster.Cluster, q cluster.ObjectQuery, pf *
 			}
 		}
 	}
-	return fmt.Errorf("stopped waiting for %s: %w", describeQuery(q), pf)
-}
-
-// describeQuery names what a wait is on, e.g. `Deployment "web" in
-// namespace "lab"`.
-func describeQuery(q cluster.ObjectQuery) string {
-	s := q.Kind
-	if q.Name != "" {
-		s += fmt.Sprintf(" %q", q.Name)
-	}
-	if q.Selector != "" {
-		s += " with labels " + q.Selector
-	}
-	if q.FieldSelector != "" {
-		s += " with fields " + q.FieldSelector
-	}
-	switch {
-	case q.AllNamespaces:
-		s += " in all namespaces"
-	case q.Namespace != "":
-		s += fmt.Sprintf(" in namespace %q", q.Namespace)
-	}
-	return s
+	return fmt.Errorf("stopped waiting for %s: %w", q.Describe(q.Kind, q.Namespace), pf)
 }

@@ -47,7 +47,24 @@ func TestWaitStopsAtFailingPod(t *testing.T) {
 		"involvedObject":{"kind":"Pod","name":"web-1","fieldPath":"spec.containers{c}"},"lastTimestamp":"2026-12-03T10:00:00Z",
 		"message":"Error: failed to create containerd task: mount /data: permission denied"}`))
 	err = waitOn(context.Background(), c, &GetSpec{ObjectQuery: cluster.ObjectQuery{Kind: "Pod", Namespace: "lab", Name: "web-1"}}, never)
-	want = `stopped waiting for Pod "web-1" in namespace "lab": pod lab/web-1 container c is in CreateContainerError: latest warning: Failed: Error: failed to create containerd task: mount /data: permission denied`
+	want = `stopped waiting for Pod named "web-1" in namespace "lab": pod lab/web-1 container c is in CreateContainerError: latest warning: Failed: Error: failed to create containerd task: mount /data: permission denied`
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+
+	// A crash without a termination message is quoted by the previous
+	// instance's last log lines.
+	c = &clustertest.Cluster{}
+	c.Put(objJSON(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"lab","name":"web-1","labels":{"app":"web"}},
+		"status":{"phase":"Running","containerStatuses":[{"name":"c","state":{"waiting":{"reason":"CrashLoopBackOff"}},"lastState":{"terminated":{"exitCode":1,"reason":"Error"}}}]}}`))
+	c.LogsFunc = func(pt cluster.PodTarget, req cluster.LogRequest) (*cluster.LogsResult, error) {
+		if pt != (cluster.PodTarget{Namespace: "lab", Pod: "web-1", Container: "c"}) || !req.Previous || req.TailLines != crashLogLines {
+			return nil, errors.New("unexpected log request")
+		}
+		return &cluster.LogsResult{Text: "mkdir: can't create directory '/srv/www': Read-only file system\n"}, nil
+	}
+	err = waitOn(context.Background(), c, &GetSpec{ObjectQuery: cluster.ObjectQuery{Kind: "Pod", Namespace: "lab", Name: "web-1"}}, never)
+	want = `stopped waiting for Pod named "web-1" in namespace "lab": pod lab/web-1 container c is in CrashLoopBackOff: exit code 1 (Error); its log ends: mkdir: can't create directory '/srv/www': Read-only file system`
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
@@ -80,7 +97,7 @@ func TestWaitOnRolloutStopsAtFailingPod(t *testing.T) {
 			"status":{"phase":"Running","containerStatuses":[{"name":"c","state":{"waiting":{"reason":"CrashLoopBackOff"}},"lastState":{"terminated":{"exitCode":`+rev+`}}}]}}`))
 	}
 	err := waitOn(context.Background(), c, &GetSpec{ObjectQuery: cluster.ObjectQuery{Kind: "Deployment", Namespace: "lab", Name: "web"}}, never)
-	want := `stopped waiting for Deployment "web" in namespace "lab": pod lab/web-2-x container c is in CrashLoopBackOff: exit code 2`
+	want := `stopped waiting for Deployment named "web" in namespace "lab": pod lab/web-2-x container c is in CrashLoopBackOff: exit code 2`
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}

@@ -12,6 +12,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -41,6 +42,30 @@ type ObjectQuery struct {
 	Name          string `yaml:"name" json:"name" doc:"One object by name (it may not exist yet when waiting)."`
 	Selector      string `yaml:"selector" json:"selector" doc:"Label selector, e.g. app=web."`
 	FieldSelector string `yaml:"fieldSelector" json:"fieldSelector" doc:"Field selector, e.g. status.phase=Running."`
+}
+
+// Describe names the objects q selects for messages, e.g. `pods with
+// labels app=web in namespace "lab"`: what is the kind or resource as the
+// caller knows it, namespace the one the objects are in ("" when q is over
+// all namespaces or the kind has none).
+func (q ObjectQuery) Describe(what, namespace string) string {
+	s := what
+	if q.Name != "" {
+		s += fmt.Sprintf(" named %q", q.Name)
+	}
+	if q.Selector != "" {
+		s += " with labels " + q.Selector
+	}
+	if q.FieldSelector != "" {
+		s += " with fields " + q.FieldSelector
+	}
+	switch {
+	case namespace != "":
+		s += fmt.Sprintf(" in namespace %q", namespace)
+	case q.AllNamespaces:
+		s += " in all namespaces"
+	}
+	return s
 }
 
 // PodTarget picks the pod a command or log comes from, the way kubectl

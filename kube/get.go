@@ -125,22 +125,10 @@ func describeSet(t target, opts cluster.ObjectQuery) string {
 	if t.mapping.Resource.Group != "" {
 		s += "." + t.mapping.Resource.Group
 	}
-	if opts.Name != "" {
-		s += fmt.Sprintf(" named %q", opts.Name)
+	if t.mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		opts.AllNamespaces = false // a cluster-scoped kind has no namespaces
 	}
-	if opts.Selector != "" {
-		s += " with labels " + opts.Selector
-	}
-	if opts.FieldSelector != "" {
-		s += " with fields " + opts.FieldSelector
-	}
-	switch {
-	case t.namespace != "":
-		s += fmt.Sprintf(" in namespace %q", t.namespace)
-	case opts.AllNamespaces && t.mapping.Scope.Name() == meta.RESTScopeNameNamespace:
-		s += " in all namespaces"
-	}
-	return s
+	return opts.Describe(s, t.namespace)
 }
 
 func sortedObjects(items []unstructured.Unstructured) []map[string]any {

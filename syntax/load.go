@@ -459,32 +459,34 @@ func (d *decoder) asserts(n *yaml.Node) []*Assertion {
 	var out []*Assertion
 	for _, c := range n.Content {
 		a := &Assertion{Pos: d.pos(c)}
-		switch {
-		case c.Kind == yaml.ScalarNode && c.Tag == "!!str":
-			a.That = Text{Value: c.Value, Pos: d.pos(c), Node: c}
-		case c.Kind == yaml.MappingNode:
-			d.decodeStruct(c, reflect.ValueOf(a).Elem())
-			a.Pos = d.pos(c)
-		default:
-			d.errorf(c, "an assertion is an expression string or a mapping with that/message/hint, found %s", yamlnode.Describe(c))
-			continue
+		if d.condition(c, &a.That, reflect.ValueOf(a).Elem(), "an assertion") {
+			out = append(out, a)
 		}
-		out = append(out, a)
 	}
 	return out
+}
+
+// condition reads a condition written as an expression string (into that)
+// or as a mapping of that/message/hint (into v, the struct holding that).
+// what names it in the error for any other node.
+func (d *decoder) condition(n *yaml.Node, that *Text, v reflect.Value, what string) bool {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
+		*that = Text{Value: n.Value, Pos: d.pos(n), Node: n}
+	case n.Kind == yaml.MappingNode:
+		d.decodeStruct(n, v)
+	default:
+		d.errorf(n, "%s is an expression string or a mapping with that/message/hint, found %s", what, yamlnode.Describe(n))
+		return false
+	}
+	return true
 }
 
 // failWhen reads a step's failWhen: an expression string, or a mapping
 // with that/message/hint like an assertion's.
 func (d *decoder) failWhen(n *yaml.Node) *FailWhen {
 	f := &FailWhen{Pos: d.pos(n)}
-	switch {
-	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
-		f.That = Text{Value: n.Value, Pos: d.pos(n), Node: n}
-	case n.Kind == yaml.MappingNode:
-		d.decodeStruct(n, reflect.ValueOf(f).Elem())
-	default:
-		d.errorf(n, "failWhen is an expression string or a mapping with that/message/hint, found %s", yamlnode.Describe(n))
+	if !d.condition(n, &f.That, reflect.ValueOf(f).Elem(), "failWhen") {
 		return nil
 	}
 	return f

@@ -18,8 +18,10 @@ import (
 // failFastManifest: a pod whose image is not on the node (pull policy
 // Never: the test cluster has no registry), one that crash-loops with its
 // last words as termination message (its readiness probe keeps it from
-// being Ready in the moment it runs, as a server's would), and a
-// Deployment of the missing image.
+// being Ready in the moment it runs, as a server's would), one that
+// crash-loops on its read-only root with the default termination message
+// policy (nothing but its log says why), and a Deployment of the missing
+// image.
 const failFastManifest = `apiVersion: v1
 kind: Namespace
 metadata: {name: NS}
@@ -41,6 +43,18 @@ spec:
     imagePullPolicy: Never
     command: [sh, -c, 'echo boom >&2; mkdir /proc/x; exit 3']
     terminationMessagePolicy: FallbackToLogsOnError
+    readinessProbe: {exec: {command: ["true"]}, initialDelaySeconds: 5}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: rofs, namespace: NS, labels: {app: rofs}}
+spec:
+  containers:
+  - name: main
+    image: IMAGE
+    imagePullPolicy: Never
+    command: [sh, -c, 'echo serving /srv/www; mkdir /srv/www/cache']
+    securityContext: {readOnlyRootFilesystem: true}
     readinessProbe: {exec: {command: ["true"]}, initialDelaySeconds: 5}
 ---
 apiVersion: apps/v1
@@ -92,11 +106,13 @@ func TestWaitFailsFastOnTestbed(t *testing.T) {
 		want       []string
 	}{
 		{"Pod", "nopull", []string{
-			`stopped waiting for Pod "nopull" in namespace "` + ns + `": pod ` + ns + `/nopull container main is in ErrImageNeverPull: Container image "labrun.local/does-not-exist:1" is not present with pull policy of Never`}},
+			`stopped waiting for Pod named "nopull" in namespace "` + ns + `": pod ` + ns + `/nopull container main is in ErrImageNeverPull: Container image "labrun.local/does-not-exist:1" is not present with pull policy of Never`}},
 		{"Pod", "crash", []string{
-			`stopped waiting for Pod "crash" in namespace "` + ns + `": pod ` + ns + `/crash container main is in CrashLoopBackOff: exit code 3: boom; mkdir: can't create directory '/proc/x': No such file or directory`}},
+			`stopped waiting for Pod named "crash" in namespace "` + ns + `": pod ` + ns + `/crash container main is in CrashLoopBackOff: exit code 3: boom; mkdir: can't create directory '/proc/x': No such file or directory`}},
+		{"Pod", "rofs", []string{
+			`stopped waiting for Pod named "rofs" in namespace "` + ns + `": pod ` + ns + `/rofs container main is in CrashLoopBackOff: exit code 1 (Error); its log ends: serving /srv/www; mkdir: can't create directory '/srv/www/cache': Read-only file system`}},
 		{"Deployment", "nopull", []string{
-			`stopped waiting for Deployment "nopull" in namespace "` + ns + `": pod ` + ns + `/nopull-`,
+			`stopped waiting for Deployment named "nopull" in namespace "` + ns + `": pod ` + ns + `/nopull-`,
 			`container main is in ErrImageNeverPull: Container image "labrun.local/does-not-exist:2" is not present with pull policy of Never`}},
 	} {
 		t.Run(tc.kind+"/"+tc.name, func(t *testing.T) {

@@ -35,6 +35,12 @@ type PodFailure struct {
 	// when the pod says nothing more than its reason; the caller may then
 	// quote the pod's latest Warning event (LatestWarning).
 	Cause string
+	// Exited is set when the container ended with no termination message
+	// (the default terminationMessagePolicy File, with nothing written to
+	// it): its log's tail is the caller's best quote of why. Previous
+	// tells that the log is the previous instance's (a restarted
+	// container).
+	Exited, Previous bool
 }
 
 func (f *PodFailure) Error() string {
@@ -92,7 +98,8 @@ func PodFailed(pod map[string]any) (*PodFailure, bool) {
 			}
 			f.Container, f.Reason = String(m, "name"), reason
 			if reason == "CrashLoopBackOff" {
-				f.Cause = terminationCause(m, "lastState")
+				f.Cause, f.Exited = terminationCause(m, "lastState")
+				f.Previous = f.Exited
 			} else {
 				f.Cause = oneLine(String(m, "state", "waiting", "message"))
 			}
@@ -117,7 +124,7 @@ func PodFailed(pod map[string]any) (*PodFailure, bool) {
 			m, ok := s.(map[string]any)
 			if ok && Int(m, "state", "terminated", "exitCode") != 0 {
 				f.Container = String(m, "name")
-				f.Cause = terminationCause(m, "state")
+				f.Cause, f.Exited = terminationCause(m, "state")
 				return f, true
 			}
 		}
@@ -128,21 +135,30 @@ func PodFailed(pod map[string]any) (*PodFailure, bool) {
 // terminationCause words a container's termination (under state or
 // lastState): its exit code, and its message (the termination log, or the
 // log's tail with terminationMessagePolicy FallbackToLogsOnError) or else
-// its reason (OOMKilled, Error, ...).
-func terminationCause(status map[string]any, under string) string {
+// its reason (OOMKilled, Error, ...); silent tells that there was no
+// message.
+func terminationCause(status map[string]any, under string) (cause string, silent bool) {
 	t, ok := field(status, under, "terminated")
 	if !ok {
-		return ""
+		return "", false
 	}
 	tm, _ := t.(map[string]any)
-	cause := fmt.Sprintf("exit code %d", Int(tm, "exitCode"))
+	cause = fmt.Sprintf("exit code %d", Int(tm, "exitCode"))
 	if msg := oneLine(String(tm, "message")); msg != "" {
-		return cause + ": " + msg
+		return cause + ": " + msg, false
 	}
 	if r := String(tm, "reason"); r != "" {
-		return cause + " (" + r + ")"
+		cause += " (" + r + ")"
 	}
-	return cause
+	return cause, true
+}
+
+// QuoteLog adds a container log's tail to the cause of a failure whose
+// container exited without a message (Exited).
+func (f *PodFailure) QuoteLog(log string) {
+	if l := oneLine(log); l != "" {
+		f.Cause += "; its log ends: " + l
+	}
 }
 
 // maxCause bounds a quoted message; the end of a log is kept, since a

@@ -166,3 +166,30 @@ func TestSelectsRules(t *testing.T) {
 		t.Error("a StatefulSet pod of the update revision does not count")
 	}
 }
+
+// A container that ended without a termination message is marked Exited,
+// so that the caller quotes its log: the previous instance's for a
+// restarted container, the current one's for a failed pod; QuoteLog adds
+// the log's last lines to the cause.
+func TestPodFailedExitedWithoutMessage(t *testing.T) {
+	cases := []struct {
+		name, pod        string
+		exited, previous bool
+	}{
+		{"crash loop with message", `{"kind":"Pod","metadata":{"name":"p"},"status":{"containerStatuses":[{"name":"c","state":{"waiting":{"reason":"CrashLoopBackOff"}},"lastState":{"terminated":{"exitCode":1,"message":"no"}}}]}}`, false, false},
+		{"crash loop without", `{"kind":"Pod","metadata":{"name":"p"},"status":{"containerStatuses":[{"name":"c","state":{"waiting":{"reason":"CrashLoopBackOff"}},"lastState":{"terminated":{"exitCode":1,"reason":"Error"}}}]}}`, true, true},
+		{"failed without", `{"kind":"Pod","metadata":{"name":"p"},"status":{"phase":"Failed","containerStatuses":[{"name":"c","state":{"terminated":{"exitCode":2}}}]}}`, true, false},
+		{"image", `{"kind":"Pod","metadata":{"name":"p"},"status":{"containerStatuses":[{"name":"c","state":{"waiting":{"reason":"ErrImageNeverPull"}}}]}}`, false, false},
+	}
+	for _, c := range cases {
+		f, ok := FirstPodFailure([]map[string]any{obj(t, c.pod)})
+		if !ok || f.Exited != c.exited || f.Previous != c.previous {
+			t.Errorf("%s: failure %t, exited %t previous %t; want exited %t previous %t", c.name, ok, f != nil && f.Exited, f != nil && f.Previous, c.exited, c.previous)
+		}
+	}
+	f := &PodFailure{Pod: "p", Container: "c", Reason: "CrashLoopBackOff", Cause: "exit code 1 (Error)", Exited: true}
+	f.QuoteLog("starting\nmkdir: can't create directory '/srv/www': Read-only file system\n")
+	if want := "pod p container c is in CrashLoopBackOff: exit code 1 (Error); its log ends: starting; mkdir: can't create directory '/srv/www': Read-only file system"; f.Error() != want {
+		t.Errorf("got  %q\nwant %q", f.Error(), want)
+	}
+}
