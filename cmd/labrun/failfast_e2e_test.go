@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/cluster"
+	"github.com/labrun/labrun/internal/k8sobj"
 	"github.com/labrun/labrun/kube/kubetest"
 )
 
@@ -20,8 +22,8 @@ import (
 // last words as termination message (its readiness probe keeps it from
 // being Ready in the moment it runs, as a server's would), one that
 // crash-loops on its read-only root with the default termination message
-// policy (nothing but its log says why), and a Deployment of the missing
-// image.
+// policy (nothing but its log says why), and a Deployment, a StatefulSet
+// and a DaemonSet of missing images.
 const failFastManifest = `apiVersion: v1
 kind: Namespace
 metadata: {name: NS}
@@ -68,6 +70,30 @@ spec:
     spec:
       containers:
       - {name: main, image: labrun.local/does-not-exist:2, imagePullPolicy: Never}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: NS}
+spec:
+  replicas: 1
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - {name: main, image: labrun.local/does-not-exist:3, imagePullPolicy: Never}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: NS}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers:
+      - {name: main, image: labrun.local/does-not-exist:4, imagePullPolicy: Never}
 `
 
 // failFastPlaybook waits for one kind of object to be ready, far longer
@@ -84,8 +110,8 @@ steps:
     timeout: 10m
 `
 
-// A wait on a pod whose image cannot be had, on a crash-looping pod, and on
-// the rollout of a Deployment whose pod cannot start each stops as soon as
+// A wait on a pod whose image cannot be had, on crash-looping pods, and on
+// the rollouts of workloads whose pods cannot start each stops as soon as
 // the kubelet says so, naming the reason and quoting the cause, instead of
 // timing out.
 func TestWaitFailsFastOnTestbed(t *testing.T) {
@@ -114,6 +140,11 @@ func TestWaitFailsFastOnTestbed(t *testing.T) {
 		{"Deployment", "nopull", []string{
 			`stopped waiting for Deployment named "nopull" in namespace "` + ns + `": pod ` + ns + `/nopull-`,
 			`container main is in ErrImageNeverPull: Container image "labrun.local/does-not-exist:2" is not present with pull policy of Never`}},
+		{"StatefulSet", "db", []string{
+			`stopped waiting for StatefulSet named "db" in namespace "` + ns + `": pod ` + ns + `/db-0 container main is in ErrImageNeverPull: Container image "labrun.local/does-not-exist:3" is not present with pull policy of Never`}},
+		{"DaemonSet", "agent", []string{
+			`stopped waiting for DaemonSet named "agent" in namespace "` + ns + `": pod ` + ns + `/agent-`,
+			`container main is in ErrImageNeverPull: Container image "labrun.local/does-not-exist:4" is not present with pull policy of Never`}},
 	} {
 		t.Run(tc.kind+"/"+tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -132,5 +163,59 @@ func TestWaitFailsFastOnTestbed(t *testing.T) {
 				t.Errorf("the wait timed out instead of failing fast:\n%s", out)
 			}
 		})
+	}
+}
+
+// fixManifest is a Deployment whose pod crash-loops (BROKEN) and the same
+// Deployment fixed (FIXED): a rollout that replaces crashing pods.
+const fixManifest = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: fixme, namespace: NS}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: fixme}}
+  template:
+    metadata: {labels: {app: fixme}}
+    spec:
+      containers:
+      - name: main
+        image: IMAGE
+        imagePullPolicy: Never
+        command: [sh, -c, 'COMMAND']
+        readinessProbe: {exec: {command: ["true"]}, periodSeconds: 1}
+`
+
+// A rollout that replaces a crash-looping pod waits for the new one: the
+// old revision's pod, crashing until it is removed, does not stop the
+// wait.
+func TestWaitOnRolloutPassesOverOldCrashingPods(t *testing.T) {
+	kc := kubetest.Kubeconfig(t)
+	vars := kubetest.ReadVars(t)
+	c := kubetest.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ns := fmt.Sprintf("e2e-failfast-fix-%d", time.Now().UnixNano()%100000)
+	deploy := strings.NewReplacer("NS", ns, "IMAGE", vars.PythonImage)
+	kubetest.ApplyInNamespace(ctx, t, c, ns, "broken", "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n---\n"+
+		strings.ReplaceAll(deploy.Replace(fixManifest), "COMMAND", "exit 1"))
+	if _, err := c.Wait(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "Pod", Namespace: ns, Selector: "app=fixme"}, func(pods []map[string]any) (bool, error) {
+		f, ok := k8sobj.FirstPodFailure(pods)
+		return ok && f.Reason == "CrashLoopBackOff", nil
+	}, nil); err != nil {
+		t.Fatalf("waiting for the broken pod to crash-loop: %v", err)
+	}
+	if _, err := c.Apply(ctx, []cluster.ManifestSource{{Text: strings.ReplaceAll(deploy.Replace(fixManifest), "COMMAND", "exec sleep 3600"), Label: "fixed"}}, cluster.ApplyRequest{}); err != nil {
+		t.Fatal(err)
+	}
+
+	pb := filepath.Join(t.TempDir(), "failfast.yaml")
+	if err := os.WriteFile(pb, []byte(failFastPlaybook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "namespace=" + ns,
+		"--set", "kind=Deployment", "--set", "name=fixme", pb}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("labrun exited %d, want 0\n%s%s", code, stdout.String(), stderr.String())
 	}
 }
