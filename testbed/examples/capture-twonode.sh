@@ -26,19 +26,8 @@ CILIUM_V="$(kc -n kube-system exec "$A1" -c cilium-agent -- cilium-dbg version 2
 V_DBG="cilium-dbg $(kc -n kube-system exec "$A1" -c cilium-agent -- cilium-dbg version 2>/dev/null | awk '/^Client:/{print $2, $3}')"
 V_KUBECTL="kubectl $(kc version --client -o json | jq -r .clientVersion.gitVersion)"
 
-# cap FILE TOOLVERSION DISPLAY_CMD -- CMD...: run CMD, write header + output.
-cap() {
-  local file=$1 tool=$2 shown=$3; shift 4
-  local rc=0 outf errf hdr
-  outf="$(mktemp)"; errf="$(mktemp)"
-  "$@" >"$outf" 2>"$errf" || rc=$?
-  hdr="$(printf '# command: %s\n# cilium: v%s\n# tool: %s\n# exit: %s' "$shown" "$CILIUM_V" "$tool" "$rc")"
-  { echo "$hdr"; cat "$outf"; } >"$OUT/$file"
-  rm -f "$OUT/$file.stderr"
-  if [[ -s $errf ]]; then { echo "$hdr"; cat "$errf"; } >"$OUT/$file.stderr"; fi
-  rm -f "$outf" "$errf"
-  log "captured $file (exit $rc)"
-}
+# cap: see capture-lib.sh
+source "$HERE/capture-lib.sh"
 
 # ---- the scenario: a backend on node 2, a client on node 1 -----------------
 kc apply -f - >/dev/null <<YAML

@@ -28,21 +28,8 @@ AGENT=(kc -n kube-system exec ds/cilium -c cilium-agent --)
 CILIUM_V="$("${AGENT[@]}" cilium-dbg version 2>/dev/null | awk '/^Client:/{print $2}')"
 [[ -n $CILIUM_V ]] || die "cannot read the agent's version"
 
-# cap FILE TOOLVERSION DISPLAY_CMD -- CMD...: run CMD, write header + output.
-cap() {
-  local file=$1 tool=$2 shown=$3; shift 4
-  local rc=0 outf errf
-  outf="$(mktemp)"; errf="$(mktemp)"
-  "$@" >"$outf" 2>"$errf" || rc=$?
-  local hdr
-  hdr="$(printf '# command: %s\n# cilium: v%s\n# tool: %s\n# exit: %s' "$shown" "$CILIUM_V" "$tool" "$rc")"
-  { echo "$hdr"; cat "$outf"; } >"$OUT/$file"
-  # stderr, if any, goes next to it (same header), so stdout stays byte-exact.
-  rm -f "$OUT/$file.stderr"
-  if [[ -s $errf ]]; then { echo "$hdr"; cat "$errf"; } >"$OUT/$file.stderr"; fi
-  rm -f "$outf" "$errf"
-  log "captured $file (exit $rc)"
-}
+# cap: see capture-lib.sh
+source "$HERE/capture-lib.sh"
 
 # ---- versions of the tools ---------------------------------------------------
 V_DBG="cilium-dbg $("${AGENT[@]}" cilium-dbg version 2>/dev/null | awk '/^Client:/{print $2, $3}')"
