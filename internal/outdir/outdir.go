@@ -40,7 +40,9 @@ type Dir struct {
 
 // Create opens the output directory of a run that writes into it, making
 // it owner-only when missing (its parents as needed). An existing
-// directory must be a real directory that no other user can change.
+// directory must be a real directory that no other user can change. The
+// temporary files of writes an earlier run did not finish (it was killed
+// between creating one and renaming it into place) are removed.
 func Create(path string) (*Dir, error) {
 	path, err := filepath.Abs(path)
 	if err != nil {
@@ -62,7 +64,44 @@ func Create(path string) (*Dir, error) {
 		d.Close()
 		return nil, err
 	}
+	if err := d.removeTemps(); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
+}
+
+// tempSuffix begins the end of a temporary file's name: ".NAME.tmp-"
+// and 16 hexadecimal digits (createTemp).
+const tempSuffix = ".tmp-"
+
+// isTemp reports whether name is one createTemp makes.
+func isTemp(name string) bool {
+	i := strings.LastIndex(name, tempSuffix)
+	if !strings.HasPrefix(name, ".") || i < 2 {
+		return false
+	}
+	b, err := hex.DecodeString(name[i+len(tempSuffix):])
+	return err == nil && len(b) == 8
+}
+
+// removeTemps removes the temporary files that writes interrupted by a
+// crash or a SIGKILL left behind (a large output's can be hundreds of
+// MB). Only regular files named as createTemp names them are removed; the
+// walk stays in the root and does not follow links.
+func (d *Dir) removeTemps() error {
+	return fs.WalkDir(d.root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return d.explain(p, err)
+		}
+		if !e.Type().IsRegular() || !isTemp(e.Name()) {
+			return nil
+		}
+		if err := d.root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot remove %s, left by an interrupted write: %v", d.Abs(p), unwrap(err))
+		}
+		return nil
+	})
 }
 
 // Open opens an existing output directory for reading (labrun check, the
@@ -234,7 +273,7 @@ func (d *Dir) createTemp(rel string) (string, *os.File, error) {
 	for range 10 {
 		var b [8]byte
 		rand.Read(b[:])
-		name := filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".tmp-"+hex.EncodeToString(b[:]))
+		name := filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+tempSuffix+hex.EncodeToString(b[:]))
 		f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if !errors.Is(err, fs.ErrExist) {
 			return name, f, err

@@ -200,3 +200,65 @@ func TestOpenMissing(t *testing.T) {
 		t.Errorf("err = %v, want not exist", err)
 	}
 }
+
+// A run starting in a directory removes the temporary files of writes a
+// killed run did not finish, at any depth, and nothing else: not a file
+// merely named alike, not a directory, not a file a link leads to.
+func TestCreateRemovesInterruptedWrites(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "out")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{dir + "/sub/deep", dir + "/.labrun", outside, dir + "/.x.tmp-0123456789abcdef"} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The names an interrupted write leaves, made by the code that writes.
+	d, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leftovers []string
+	for _, rel := range []string{"a.json", "sub/deep/b.txt"} {
+		name, f, err := d.createTemp(rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("half")
+		f.Close()
+		leftovers = append(leftovers, name)
+	}
+	d.Close()
+	kept := []string{
+		"a.json", ".a.json.tmp-0123", "a.json.tmp-0123456789abcdef", ".a.json.tmp-0123456789abcdeg",
+		".a.json.tmp-0123456789abcdef0", ".labrun/journal.jsonl",
+	}
+	for _, rel := range kept {
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte("keep"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outsideTemp := filepath.Join(outside, ".c.tmp-0123456789abcdef")
+	os.WriteFile(outsideTemp, []byte("keep"), 0o600)
+	os.Symlink(outside, filepath.Join(dir, "link"))
+	os.Symlink(outsideTemp, filepath.Join(dir, ".d.tmp-0123456789abcdef"))
+
+	d, err = Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, rel := range leftovers {
+		if _, err := os.Lstat(filepath.Join(dir, rel)); !os.IsNotExist(err) {
+			t.Errorf("leftover %s of an interrupted write is still there: %v", rel, err)
+		}
+	}
+	for _, rel := range append(kept, ".x.tmp-0123456789abcdef", ".d.tmp-0123456789abcdef") {
+		if _, err := os.Lstat(filepath.Join(dir, rel)); err != nil {
+			t.Errorf("%s was removed: %v", rel, err)
+		}
+	}
+	if _, err := os.Stat(outsideTemp); err != nil {
+		t.Errorf("a file outside the directory, reached through a link, was removed: %v", err)
+	}
+}
