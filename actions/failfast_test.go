@@ -91,7 +91,8 @@ func TestWaitOnRolloutStopsAtFailingPod(t *testing.T) {
 	c.Put(objJSON(t, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"namespace":"lab","name":"web","generation":2,"annotations":{"deployment.kubernetes.io/revision":"2"}},
 		"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}}},"status":{"observedGeneration":2}}`))
 	for _, rev := range []string{"1", "2"} {
-		c.Put(objJSON(t, `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"namespace":"lab","name":"web-`+rev+`","annotations":{"deployment.kubernetes.io/revision":"`+rev+`"}}}`))
+		c.Put(objJSON(t, `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"namespace":"lab","name":"web-`+rev+`","annotations":{"deployment.kubernetes.io/revision":"`+rev+`"},
+			"ownerReferences":[{"kind":"Deployment","name":"web","controller":true}]}}`))
 		c.Put(objJSON(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"lab","name":"web-`+rev+`-x","labels":{"app":"web"},
 			"ownerReferences":[{"kind":"ReplicaSet","name":"web-`+rev+`","controller":true}]},
 			"status":{"phase":"Running","containerStatuses":[{"name":"c","state":{"waiting":{"reason":"CrashLoopBackOff"}},"lastState":{"terminated":{"exitCode":`+rev+`}}}]}}`))

@@ -112,9 +112,10 @@ func TestRolloutPodsOnRealObjects(t *testing.T) {
 	if !Selects(deploy, pod) || OwnerName(pod, "ReplicaSet") != String(rs, "metadata", "name") || !RolloutRevision(deploy, pod, rs) {
 		t.Errorf("the Deployment's pod: selects %t, owner %q, current revision %t", Selects(deploy, pod), OwnerName(pod, "ReplicaSet"), RolloutRevision(deploy, pod, rs))
 	}
-	older := obj(t, `{"metadata":{"annotations":{"deployment.kubernetes.io/revision":"0"}}}`)
-	if RolloutRevision(deploy, pod, older) || RolloutRevision(deploy, pod, nil) {
-		t.Error("a pod of an older or unknown ReplicaSet counts as rolled out")
+	older := obj(t, `{"metadata":{"annotations":{"deployment.kubernetes.io/revision":"0"},"ownerReferences":[{"kind":"Deployment","name":"pullfail","controller":true}]}}`)
+	another := obj(t, `{"metadata":{"annotations":{"deployment.kubernetes.io/revision":"1"},"ownerReferences":[{"kind":"Deployment","name":"other","controller":true}]}}`)
+	if RolloutRevision(deploy, pod, older) || RolloutRevision(deploy, pod, another) || RolloutRevision(deploy, pod, nil) {
+		t.Error("a pod of an older, another Deployment's or an unknown ReplicaSet counts as rolled out")
 	}
 	other := obj(t, `{"metadata":{"namespace":"elsewhere","labels":{"app":"pullfail"}}}`)
 	unlabeled := obj(t, `{"metadata":{"namespace":"labrun-capture-failfast","labels":{"app":"web"}}}`)

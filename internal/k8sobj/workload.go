@@ -65,7 +65,7 @@ func Selects(workload, pod map[string]any) bool {
 // rolling out: for a StatefulSet the pod's controller-revision-hash is the
 // update revision; for a DaemonSet its pod-template-generation is the
 // template generation; for a Deployment, replicaSet (the pod's owner, nil
-// when unknown) carries the Deployment's revision. The workload must
+// when unknown) is the Deployment's own and carries its revision. The workload must
 // select the pod (Selects).
 func RolloutRevision(workload, pod, replicaSet map[string]any) bool {
 	switch String(workload, "kind") {
@@ -78,12 +78,13 @@ func RolloutRevision(workload, pod, replicaSet map[string]any) bool {
 	case "Deployment":
 		const revision = "deployment.kubernetes.io/revision"
 		rev := String(workload, "metadata", "annotations", revision)
-		return replicaSet != nil && rev != "" && String(replicaSet, "metadata", "annotations", revision) == rev
+		return replicaSet != nil && rev != "" && String(replicaSet, "metadata", "annotations", revision) == rev &&
+			OwnerName(replicaSet, "Deployment") == String(workload, "metadata", "name")
 	}
 	return false
 }
 
-// OwnerName is the name of the pod's controlling owner of the given kind
+// OwnerName is the name of the object's controlling owner of the given kind
 // ("" when there is none).
 func OwnerName(obj map[string]any, kind string) string {
 	for _, r := range list(obj, "metadata", "ownerReferences") {
