@@ -92,7 +92,12 @@ func isTemp(name string) bool {
 func (d *Dir) removeTemps() error {
 	return fs.WalkDir(d.root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
-			return d.explain(p, err)
+			if p == "." {
+				return d.explain(p, err)
+			}
+			// A directory that vanished or became a link while the walk
+			// went on (a learner's doing) holds nothing of ours to remove.
+			return nil
 		}
 		if !e.Type().IsRegular() || !isTemp(e.Name()) {
 			return nil
