@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -120,12 +121,19 @@ func runProgram(ctx context.Context, rt *Runtime, spec *RunSpec) (*RunResult, er
 	var stdout, stderr limitedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Its own process group, so a timeout or Ctrl-C kills what the program
-	// started too, not only the program.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// started too, not only the program. Pdeathsig: the kernel kills the
+	// program when labrun dies without a chance to (SIGKILL); what the
+	// program started itself is not reached that way.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		done := running.add(cmd.Process.Pid)
+		err = cmd.Wait()
+		done()
+	}
 	res := &RunResult{
 		Argv:    argv,
 		Stdout:  stdout.String(),
@@ -155,6 +163,44 @@ func runProgram(ctx context.Context, rt *Runtime, spec *RunSpec) (*RunResult, er
 		return res, fmt.Errorf("cannot run %s: %v", argv[0], err)
 	}
 	return res, nil
+}
+
+// running holds the process groups of the programs running now.
+var running = &groups{pgids: map[int]bool{}}
+
+// groups is a set of process groups that can be killed all at once.
+type groups struct {
+	mu     sync.Mutex
+	pgids  map[int]bool
+	killed bool // after KillRunning, a program that starts is killed at once
+}
+
+// add records the group pgid while its program runs; done forgets it.
+func (g *groups) add(pgid int) (done func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.killed {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	g.pgids[pgid] = true
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		delete(g.pgids, pgid)
+	}
+}
+
+// KillRunning kills the whole process group of every program running
+// now, and of any that starts after: for labrun exiting at once (a second
+// Ctrl-C) without waiting for its steps, so that no program it started
+// outlives it.
+func KillRunning() {
+	running.mu.Lock()
+	defer running.mu.Unlock()
+	running.killed = true
+	for pgid := range running.pgids {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
 }
 
 // ShellQuote renders argv the way a person would type it, for messages

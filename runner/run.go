@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -31,7 +32,8 @@ type Runner struct {
 	// KeepGoing runs the remaining steps after a failure (check mode
 	// grades every file, not only up to the first wrong one).
 	KeepGoing bool
-	// CleanupTimeout bounds the finally steps after an interrupt.
+	// CleanupTimeout bounds the finally steps once the run is interrupted
+	// or its time limit passes (DefaultCleanupTimeout when zero).
 	CleanupTimeout time.Duration
 	// Sequential runs the branches of parallel steps one after another,
 	// in the order written, instead of at the same time.
@@ -116,19 +118,8 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			}
 		}
 	}
-	// Cleanup runs whatever happened, with a context of its own: Ctrl-C
-	// has cancelled ctx, and the cleanup must still get to talk to the
-	// cluster.
-	cctx := context.Background()
-	if interrupted || ctx.Err() != nil {
-		timeout := r.CleanupTimeout
-		if timeout == 0 {
-			timeout = 30 * time.Second
-		}
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeout(cctx, timeout)
-		defer cancel()
-	}
+	cctx, cancel := r.cleanupContext(ctx)
+	defer cancel()
 	for _, s := range p.Steps {
 		if !s.Cleanup {
 			continue
@@ -155,6 +146,47 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		r.Observer.RunEnd(out)
 	}
 	return out, nil
+}
+
+// DefaultCleanupTimeout is CleanupTimeout when it is not set.
+const DefaultCleanupTimeout = 30 * time.Second
+
+// cleanupContext is the context of the finally steps. They run whatever
+// happened, with a context of their own: Ctrl-C has cancelled ctx, and
+// the cleanup must still get to talk to the cluster. Once ctx ends,
+// before the finally steps or while they run, they get CleanupTimeout
+// more and no longer: an interrupted learner never waits on a cleanup
+// without end.
+func (r *Runner) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	limit := r.CleanupTimeout
+	if limit == 0 {
+		limit = DefaultCleanupTimeout
+	}
+	cctx, cancel := context.WithCancelCause(context.Background())
+	var mu sync.Mutex
+	var timer *time.Timer
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(limit, func() { cancel(&cleanupTimeout{limit: limit}) })
+	})
+	return cctx, func() {
+		stop()
+		mu.Lock()
+		defer mu.Unlock()
+		if timer != nil {
+			timer.Stop()
+		}
+		cancel(nil)
+	}
+}
+
+// cleanupTimeout ends the finally steps' context when the time they have
+// after an interrupt passes.
+type cleanupTimeout struct{ limit time.Duration }
+
+func (e *cleanupTimeout) Error() string {
+	return fmt.Sprintf("the cleanup's time limit of %s passed", e.limit)
 }
 
 // prepare evaluates variables and the output directory.
@@ -461,8 +493,12 @@ func (e *runTimeout) Error() string {
 // and why, in words.
 func stopped(ctx context.Context) (Status, string) {
 	var limit *runTimeout
-	if errors.As(context.Cause(ctx), &limit) {
+	var cleanup *cleanupTimeout
+	switch cause := context.Cause(ctx); {
+	case errors.As(cause, &limit):
 		return Failed, limit.Error()
+	case errors.As(cause, &cleanup):
+		return Failed, cleanup.Error()
 	}
 	return Interrupted, "interrupted"
 }

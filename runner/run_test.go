@@ -161,6 +161,80 @@ finally:
 	}
 }
 
+// Ctrl-C while the finally steps run does not stop them, but bounds them:
+// the running cleanup gets CleanupTimeout more, then fails naming that
+// limit, its program killed. The cancel comes once the cleanup program
+// has started (it opens a FIFO the test reads); the program would run for
+// 10 minutes, so only the limit can end it before the test's deadline.
+func TestInterruptDuringCleanupIsBounded(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plan := compile(t, `
+name: interrupt-cleanup
+vars: {fifo: x}
+steps:
+  - id: first
+    run: {argv: ["true"]}
+finally:
+  - id: cleanup
+    run: {argv: [sh, -c, 'echo $$ > "$1"; exec sleep 600', sh, "${{ vars.fifo }}"]}
+  - id: after
+    run: {argv: ["true"]}
+`, "fifo="+fifo)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pid := make(chan int, 1)
+	go func() {
+		b, err := os.ReadFile(fifo) // blocks until the program opens it
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || n == 0 {
+			t.Errorf("reading the program's pid: %q %v", b, err)
+		}
+		pid <- n
+		cancel()
+	}()
+	rec := &recorder{}
+	type result struct {
+		o   *Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec, CleanupTimeout: 100 * time.Millisecond}).Run(ctx)
+		done <- result{o, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the cleanup was not stopped by its time limit")
+	}
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if p := <-pid; p != 0 {
+		if err := syscall.Kill(p, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("the cleanup program (pid %d) still exists: kill -0 says %v", p, err)
+		}
+	}
+	if s := rec.status("first"); s != Passed {
+		t.Errorf("first: %s, want passed", s)
+	}
+	for _, e := range res.o.Steps {
+		if e.ID == "cleanup" && (e.Status != Failed || !strings.Contains(e.Error, "the cleanup's time limit of 100ms passed")) {
+			t.Errorf("cleanup: %s %q, want failed naming the cleanup's time limit", e.Status, e.Error)
+		}
+		if e.ID == "after" && e.Status != Failed {
+			t.Errorf("after: %s %q, want failed: no time is left for it", e.Status, e.Error)
+		}
+	}
+	if res.o.Status != Interrupted {
+		t.Errorf("status %s, want interrupted", res.o.Status)
+	}
+}
+
 // --from restores earlier results from the journal, so later steps see
 // the same values without the earlier steps running again.
 func TestResumeFromJournal(t *testing.T) {

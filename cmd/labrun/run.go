@@ -70,19 +70,6 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		// A second Ctrl-C while cleanup runs ends labrun at once.
-		<-ctx.Done()
-		stop()
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		<-sig
-		fmt.Fprintln(stderr, "labrun: interrupted again; stopping without finishing cleanup")
-		os.Exit(exitInterrupted)
-	}()
-
 	live := false
 	if f, ok := stdout.(*os.File); ok && !*noProgress {
 		live = console.IsTerminal(f)
@@ -91,6 +78,37 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	// names once it has read them; everything printed goes through it.
 	secrets := &secret.Redactor{}
 	stdout, stderr = secrets.Writer(stdout), secrets.Writer(stderr)
+
+	// The first Ctrl-C (or SIGTERM) cancels ctx: the running step ends
+	// and the finally steps run. A second one ends labrun at once, killing
+	// the programs still running first: none may outlive labrun and race
+	// the learner's next run.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-sigs:
+		case <-finished:
+			return
+		}
+		cancel()
+		if hasCleanup(plan) {
+			fmt.Fprintf(stderr, "labrun: interrupted; finishing cleanup (Ctrl-C again to stop; at most %s)\n", runner.DefaultCleanupTimeout)
+		}
+		select {
+		case <-sigs:
+		case <-finished:
+			return
+		}
+		actions.KillRunning()
+		fmt.Fprintln(stderr, "labrun: interrupted again; stopping without finishing cleanup")
+		os.Exit(exitInterrupted)
+	}()
 	r := &runner.Runner{
 		Plan: plan,
 		Runtime: &actions.Runtime{
@@ -126,4 +144,15 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// hasCleanup reports whether the plan has finally steps, which an
+// interrupted run still runs.
+func hasCleanup(p *runner.Plan) bool {
+	for _, s := range p.Steps {
+		if s.Cleanup {
+			return true
+		}
+	}
+	return false
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestMain lets a test run this very binary as labrun: with
@@ -111,18 +113,203 @@ finally:
 // lockedBuffer is written by the child's output copier while the test
 // reads it.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // closed at the next write, for waitFor
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.wrote != nil {
+		close(l.wrote)
+		l.wrote = nil
+	}
 	return l.b.Write(p)
+}
+
+// waitFor waits until the output holds text, woken by each write; false
+// when it does not within d.
+func (l *lockedBuffer) waitFor(text string, d time.Duration) bool {
+	deadline := time.After(d)
+	for {
+		l.mu.Lock()
+		if strings.Contains(l.b.String(), text) {
+			l.mu.Unlock()
+			return true
+		}
+		if l.wrote == nil {
+			l.wrote = make(chan struct{})
+		}
+		wrote := l.wrote
+		l.mu.Unlock()
+		select {
+		case <-wrote:
+		case <-deadline:
+			return false
+		}
+	}
 }
 
 func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// startLabrun runs this test binary as labrun with args; its output goes
+// to out. exited receives what Wait returns.
+func startLabrun(t *testing.T, out *lockedBuffer, args ...string) (*exec.Cmd, chan error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "LABRUN_TEST_AS_MAIN=1")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, exited
+}
+
+// watchPids reads pids, one a line, from a FIFO a step's program writes
+// once it has started, and opens a pidfd on each at once (the pid cannot
+// be reused while the process lives, so the fd names that process). The
+// processes are SIGKILLed when the test ends, should one survive.
+func watchPids(t *testing.T, fifo string, exited chan error, out *lockedBuffer) []int {
+	t.Helper()
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo) // blocks until the program opens it
+		got <- b
+	}()
+	var b []byte
+	select {
+	case b = <-got:
+	case err := <-exited:
+		t.Fatalf("labrun exited (%v) before the program started:\n%s", err, out.String())
+	}
+	var fds []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("the program sent %q, not pids", b)
+		}
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			t.Fatalf("pidfd_open %d: %v", pid, err)
+		}
+		t.Cleanup(func() {
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+			unix.Close(fd)
+		})
+		fds = append(fds, fd)
+	}
+	if len(fds) == 0 {
+		t.Fatalf("the program sent no pid:\n%s", out.String())
+	}
+	return fds
+}
+
+// exitedWithin reports whether the process behind pidfd fd has ended
+// (its pidfd turns readable), waiting up to d.
+func exitedWithin(fd int, d time.Duration) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(d.Milliseconds()))
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n == 1
+	}
+}
+
+// waitExit waits for labrun to exit and returns its exit code.
+func waitExit(t *testing.T, cmd *exec.Cmd, exited chan error, out *lockedBuffer) int {
+	t.Helper()
+	select {
+	case err := <-exited:
+		var exitErr *exec.ExitError
+		if err != nil && !errors.As(err, &exitErr) {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(30 * time.Second):
+		t.Fatalf("labrun still running 30 s after the signal:\n%s", out.String())
+	}
+	return 0
+}
+
+// A first Ctrl-C during finally says the cleanup goes on and leaves it
+// running; a second one ends labrun at once and kills the whole process
+// group of the cleanup program first: neither the program nor the one it
+// started in the background is left behind. Both would run 10 minutes;
+// the test waits (at most 30 s) for their end, which only a kill brings.
+func TestSecondInterruptLeavesNoProcess(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pb := filepath.Join(dir, "p.yaml")
+	os.WriteFile(pb, []byte(`name: interrupt-twice
+vars: {fifo: x}
+steps:
+  - id: first
+    run: {argv: ["true"]}
+finally:
+  - id: cleanup
+    run: {argv: [sh, -c, 'sleep 600 & echo $$ $! > "$1"; wait', sh, "${{ vars.fifo }}"]}
+`), 0o644)
+	var out lockedBuffer
+	cmd, exited := startLabrun(t, &out, "run", "--no-progress", "--set", "fifo="+fifo, pb)
+	fds := watchPids(t, fifo, exited, &out)
+	if len(fds) != 2 {
+		t.Fatalf("want the program's pid and its child's, got %d", len(fds))
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	// The notice is the signal that the first Ctrl-C was handled.
+	if !out.waitFor("finishing cleanup (Ctrl-C again to stop", 30*time.Second) {
+		t.Fatalf("no notice that the cleanup goes on:\n%s", out.String())
+	}
+	for _, fd := range fds {
+		if exitedWithin(fd, 0) {
+			t.Fatalf("the first Ctrl-C stopped the cleanup:\n%s", out.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, cmd, exited, &out); code != 130 {
+		t.Errorf("exit %d, want 130\n%s", code, out.String())
+	}
+	for i, fd := range fds {
+		if !exitedWithin(fd, 30*time.Second) {
+			t.Errorf("process %d of the cleanup program's group outlived labrun:\n%s", i+1, out.String())
+		}
+	}
+}
+
+// A SIGKILLed labrun cannot kill anything itself: the kernel ends the
+// program it was running (Pdeathsig).
+func TestKilledLabrunLeavesNoProgram(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pb := filepath.Join(dir, "p.yaml")
+	os.WriteFile(pb, []byte(`name: killed
+vars: {fifo: x}
+steps:
+  - id: long
+    run: {argv: [sh, -c, 'echo $$ > "$1"; exec sleep 600', sh, "${{ vars.fifo }}"]}
+`), 0o644)
+	var out lockedBuffer
+	cmd, exited := startLabrun(t, &out, "run", "--no-progress", "--set", "fifo="+fifo, pb)
+	fds := watchPids(t, fifo, exited, &out)
+	cmd.Process.Kill()
+	<-exited
+	if !exitedWithin(fds[0], 30*time.Second) {
+		t.Errorf("the program outlived the SIGKILLed labrun:\n%s", out.String())
+	}
 }
