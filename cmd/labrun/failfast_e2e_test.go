@@ -55,7 +55,7 @@ spec:
   - name: main
     image: IMAGE
     imagePullPolicy: Never
-    command: [sh, -c, 'echo serving /srv/www; mkdir /srv/www/cache']
+    command: [mkdir, /srv/www/cache]
     securityContext: {readOnlyRootFilesystem: true}
     readinessProbe: {exec: {command: ["true"]}, initialDelaySeconds: 5}
 ---
@@ -123,10 +123,7 @@ func TestWaitFailsFastOnTestbed(t *testing.T) {
 	ns := fmt.Sprintf("e2e-failfast-%d", time.Now().UnixNano()%100000)
 	kubetest.ApplyInNamespace(ctx, t, c, ns, "fail fast", strings.NewReplacer("NS", ns, "IMAGE", vars.PythonImage).Replace(failFastManifest))
 
-	pb := filepath.Join(t.TempDir(), "failfast.yaml")
-	if err := os.WriteFile(pb, []byte(failFastPlaybook), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wait := waitWith(t, kc, ns)
 	for _, tc := range []struct {
 		kind, name string
 		want       []string
@@ -136,7 +133,7 @@ func TestWaitFailsFastOnTestbed(t *testing.T) {
 		{"Pod", "crash", []string{
 			`stopped waiting for Pod named "crash" in namespace "` + ns + `": pod ` + ns + `/crash container main is in CrashLoopBackOff: exit code 3: boom; mkdir: can't create directory '/proc/x': No such file or directory`}},
 		{"Pod", "rofs", []string{
-			`stopped waiting for Pod named "rofs" in namespace "` + ns + `": pod ` + ns + `/rofs container main is in CrashLoopBackOff: exit code 1 (Error); its log ends: serving /srv/www; mkdir: can't create directory '/srv/www/cache': Read-only file system`}},
+			`stopped waiting for Pod named "rofs" in namespace "` + ns + `": pod ` + ns + `/rofs container main is in CrashLoopBackOff: exit code 1 (Error); its log ends: mkdir: can't create directory '/srv/www/cache': Read-only file system`}},
 		{"Deployment", "nopull", []string{
 			`stopped waiting for Deployment named "nopull" in namespace "` + ns + `": pod ` + ns + `/nopull-`,
 			`container main is in ErrImageNeverPull: Container image "labrun.local/does-not-exist:2" is not present with pull policy of Never`}},
@@ -147,10 +144,7 @@ func TestWaitFailsFastOnTestbed(t *testing.T) {
 			`container main is in ErrImageNeverPull: Container image "labrun.local/does-not-exist:4" is not present with pull policy of Never`}},
 	} {
 		t.Run(tc.kind+"/"+tc.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			code := Main([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "namespace=" + ns,
-				"--set", "kind=" + tc.kind, "--set", "name=" + tc.name, pb}, &stdout, &stderr)
-			out := stdout.String() + stderr.String()
+			code, out := wait(tc.kind, tc.name)
 			if code != 1 {
 				t.Fatalf("labrun exited %d, want 1\n%s", code, out)
 			}
@@ -166,8 +160,9 @@ func TestWaitFailsFastOnTestbed(t *testing.T) {
 	}
 }
 
-// fixManifest is a Deployment whose pod crash-loops (BROKEN) and the same
-// Deployment fixed (FIXED): a rollout that replaces crashing pods.
+// fixManifest is a Deployment whose pod runs COMMAND: one that exits (a
+// crash loop), then one that keeps running, a rollout that replaces
+// crashing pods.
 const fixManifest = `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: fixme, namespace: NS}
@@ -208,14 +203,22 @@ func TestWaitOnRolloutPassesOverOldCrashingPods(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	if code, out := waitWith(t, kc, ns)("Deployment", "fixme"); code != 0 {
+		t.Fatalf("labrun exited %d, want 0\n%s", code, out)
+	}
+}
+
+// waitWith returns a function that runs failFastPlaybook on the object
+// kind/name in ns with labrun run, giving its exit code and output.
+func waitWith(t *testing.T, kc, ns string) func(kind, name string) (int, string) {
 	pb := filepath.Join(t.TempDir(), "failfast.yaml")
 	if err := os.WriteFile(pb, []byte(failFastPlaybook), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	code := Main([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "namespace=" + ns,
-		"--set", "kind=Deployment", "--set", "name=fixme", pb}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("labrun exited %d, want 0\n%s%s", code, stdout.String(), stderr.String())
+	return func(kind, name string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "namespace=" + ns,
+			"--set", "kind=" + kind, "--set", "name=" + name, pb}, &stdout, &stderr)
+		return code, stdout.String() + stderr.String()
 	}
 }

@@ -166,6 +166,10 @@ func TestSelectsRules(t *testing.T) {
 	if !RolloutRevision(sts, pod, nil) {
 		t.Error("a StatefulSet pod of the update revision does not count")
 	}
+	sts = obj(t, `{"kind":"StatefulSet","metadata":{"generation":3},"status":{"observedGeneration":2,"updateRevision":"db-1"}}`)
+	if RolloutRevision(sts, pod, nil) {
+		t.Error("a pod counts while the controller has not observed the workload's latest generation")
+	}
 }
 
 // A container that ended without a termination message is marked Exited,

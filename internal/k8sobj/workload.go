@@ -65,9 +65,15 @@ func Selects(workload, pod map[string]any) bool {
 // rolling out: for a StatefulSet the pod's controller-revision-hash is the
 // update revision; for a DaemonSet its pod-template-generation is the
 // template generation; for a Deployment, replicaSet (the pod's owner, nil
-// when unknown) is the Deployment's own and carries its revision. The workload must
+// when unknown) is the Deployment's own and carries its revision. Until
+// the controller has observed the workload's latest generation, no pod is. The workload must
 // select the pod (Selects).
 func RolloutRevision(workload, pod, replicaSet map[string]any) bool {
+	if Int(workload, "status", "observedGeneration") < Int(workload, "metadata", "generation") {
+		// the controller has not seen the latest change yet: which
+		// revision is being rolled out is not known
+		return false
+	}
 	switch String(workload, "kind") {
 	case "StatefulSet":
 		rev := String(workload, "status", "updateRevision")
