@@ -100,6 +100,23 @@ func (r *recorder) status(id string) Status {
 	return ""
 }
 
+// cancelOnStart reads the pid a step's program writes into fifo once it
+// has started, sends it on the channel returned and then cancels, as a
+// Ctrl-C at that moment would.
+func cancelOnStart(t *testing.T, fifo string, cancel context.CancelFunc) <-chan int {
+	pid := make(chan int, 1)
+	go func() {
+		b, err := os.ReadFile(fifo) // blocks until the program opens it
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || n == 0 {
+			t.Errorf("reading the program's pid: %q %v", b, err)
+		}
+		pid <- n
+		cancel()
+	}()
+	return pid
+}
+
 // Ctrl-C cancels the running step (its program is killed, not waited
 // for), skips the rest, and still runs the finally steps. The cancel comes
 // once the program has started: it opens a FIFO the test reads.
@@ -123,16 +140,7 @@ finally:
     write: {path: cleaned.txt, text: done}
 `, "out="+out, "fifo="+fifo)
 	ctx, cancel := context.WithCancel(context.Background())
-	pid := make(chan int, 1)
-	go func() {
-		b, err := os.ReadFile(fifo) // blocks until the program opens it
-		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || n == 0 {
-			t.Errorf("reading the program's pid: %q %v", b, err)
-		}
-		pid <- n
-		cancel()
-	}()
+	pid := cancelOnStart(t, fifo, cancel)
 	rec := &recorder{}
 	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}, Observer: rec}).Run(ctx)
 	if err != nil {
@@ -185,16 +193,7 @@ finally:
 `, "fifo="+fifo)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pid := make(chan int, 1)
-	go func() {
-		b, err := os.ReadFile(fifo) // blocks until the program opens it
-		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || n == 0 {
-			t.Errorf("reading the program's pid: %q %v", b, err)
-		}
-		pid <- n
-		cancel()
-	}()
+	pid := cancelOnStart(t, fifo, cancel)
 	rec := &recorder{}
 	type result struct {
 		o   *Outcome

@@ -157,6 +157,21 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// fifoPlaybook writes playbook src and makes the FIFO its program writes
+// its pids into once started (passed as --set fifo=).
+func fifoPlaybook(t *testing.T, src string) (fifo, pb string) {
+	t.Helper()
+	dir := t.TempDir()
+	fifo, pb = filepath.Join(dir, "started"), filepath.Join(dir, "p.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pb, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fifo, pb
+}
+
 // startLabrun runs this test binary as labrun with args; its output goes
 // to out. exited receives what Wait returns.
 func startLabrun(t *testing.T, out *lockedBuffer, args ...string) (*exec.Cmd, chan error) {
@@ -247,13 +262,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, exited chan error, out *lockedBuffer)
 // started in the background is left behind. Both would run 10 minutes;
 // the test waits (at most 30 s) for their end, which only a kill brings.
 func TestSecondInterruptLeavesNoProcess(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "started")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pb := filepath.Join(dir, "p.yaml")
-	os.WriteFile(pb, []byte(`name: interrupt-twice
+	fifo, pb := fifoPlaybook(t, `name: interrupt-twice
 vars: {fifo: x}
 steps:
   - id: first
@@ -261,7 +270,7 @@ steps:
 finally:
   - id: cleanup
     run: {argv: [sh, -c, 'sleep 600 & echo $$ $! > "$1"; wait', sh, "${{ vars.fifo }}"]}
-`), 0o644)
+`)
 	var out lockedBuffer
 	cmd, exited := startLabrun(t, &out, "run", "--no-progress", "--set", "fifo="+fifo, pb)
 	fds := watchPids(t, fifo, exited, &out)
@@ -292,18 +301,12 @@ finally:
 // A SIGKILLed labrun cannot kill anything itself: the kernel ends the
 // program it was running (Pdeathsig).
 func TestKilledLabrunLeavesNoProgram(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "started")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pb := filepath.Join(dir, "p.yaml")
-	os.WriteFile(pb, []byte(`name: killed
+	fifo, pb := fifoPlaybook(t, `name: killed
 vars: {fifo: x}
 steps:
   - id: long
     run: {argv: [sh, -c, 'echo $$ > "$1"; exec sleep 600', sh, "${{ vars.fifo }}"]}
-`), 0o644)
+`)
 	var out lockedBuffer
 	cmd, exited := startLabrun(t, &out, "run", "--no-progress", "--set", "fifo="+fifo, pb)
 	fds := watchPids(t, fifo, exited, &out)
