@@ -136,7 +136,7 @@ type scenario struct {
 
 func deployScenario(ctx context.Context, t *testing.T, c *kube.Client, image string) scenario {
 	t.Helper()
-	ns := fmt.Sprintf("e2e-bpfmap-%d", time.Now().UnixNano()%100000)
+	ns := kubetest.NamespaceName("e2e-bpfmap")
 	web, err := os.ReadFile("testdata/web.yaml")
 	if err != nil {
 		t.Fatal(err)

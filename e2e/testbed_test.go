@@ -47,7 +47,7 @@ func TestServiceThroughSocketLBAndNodePort(t *testing.T) {
 	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	ns := fmt.Sprintf("e2e-testbed-%d", time.Now().UnixNano()%100000)
+	ns := kubetest.NamespaceName("e2e-testbed")
 	manifest := strings.ReplaceAll(`
 apiVersion: v1
 kind: Namespace

@@ -122,7 +122,7 @@ type crossNode struct {
 func deployCrossNode(ctx context.Context, t *testing.T, v kubetest.Vars, prefix string) *crossNode {
 	t.Helper()
 	c := kubetest.Connect(t)
-	ns := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%100000)
+	ns := kubetest.NamespaceName(prefix)
 	m := strings.NewReplacer("NS", ns, "NODE1", v.NodeName, "NODE2", v.Node2Name,
 		"PYTHON", v.PythonImage, "CURL", v.CurlImage).Replace(crossNodeManifest)
 	kubetest.ApplyInNamespace(ctx, t, c, ns, "two-node e2e", m)

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,7 +58,7 @@ func TestBpfmapActionUntilSlots(t *testing.T) {
 	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ns := fmt.Sprintf("e2e-bpfmap-cli-%d", time.Now().UnixNano()%100000)
+	ns := kubetest.NamespaceName("e2e-bpfmap-cli")
 	web, err := os.ReadFile("../../e2e/testdata/web.yaml")
 	if err != nil {
 		t.Fatal(err)

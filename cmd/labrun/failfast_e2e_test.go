@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,7 +119,7 @@ func TestWaitFailsFastOnTestbed(t *testing.T) {
 	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ns := fmt.Sprintf("e2e-failfast-%d", time.Now().UnixNano()%100000)
+	ns := kubetest.NamespaceName("e2e-failfast")
 	kubetest.ApplyInNamespace(ctx, t, c, ns, "fail fast", strings.NewReplacer("NS", ns, "IMAGE", vars.PythonImage).Replace(failFastManifest))
 
 	wait := waitWith(t, kc, ns)
@@ -189,7 +188,7 @@ func TestWaitOnRolloutPassesOverOldCrashingPods(t *testing.T) {
 	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ns := fmt.Sprintf("e2e-failfast-fix-%d", time.Now().UnixNano()%100000)
+	ns := kubetest.NamespaceName("e2e-failfast-fix")
 	deploy := strings.NewReplacer("NS", ns, "IMAGE", vars.PythonImage)
 	kubetest.ApplyInNamespace(ctx, t, c, ns, "broken", "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n---\n"+
 		strings.ReplaceAll(deploy.Replace(fixManifest), "COMMAND", "exit 1"))

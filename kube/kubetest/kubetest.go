@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -101,6 +102,13 @@ func ReadVars(tb testing.TB) Vars {
 		v.Profile = "single"
 	}
 	return v
+}
+
+// NamespaceName is a name for a test's throwaway namespace: prefix and a
+// number that differs between runs, so a namespace still terminating from
+// an earlier run is never reused.
+func NamespaceName(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%100000)
 }
 
 // ApplyInNamespace applies the objects of manifest, in order, and deletes
