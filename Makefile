@@ -1,7 +1,8 @@
 # labrun's build, test and cluster targets. `make test` is the full suite
 # that CI runs (.ci/run); `make lab` solves the cca-datapath lab on the
 # local test cluster. Both need root (the test cluster lives in network
-# namespaces of this machine).
+# namespaces of this machine). `make lab LAB=NAME` solves playbooks/NAME.yaml
+# instead.
 
 GO        ?= go
 BIN       := bin/labrun
@@ -10,7 +11,12 @@ PKGS      := ./...
 .PHONY: all build test unit race lint fuzz e2e e2e-single e2e-tunnel e2e-native lab bench testbed-up testbed-down testbed-status testbed-logs clean schema
 
 KUBECONFIG_TESTBED := /var/lib/labrun-testbed/kubeconfig
-LAB_OUT            ?= /tmp/labrun-cca-datapath
+LAB                ?= cca-datapath
+LAB_OUT            ?= /tmp/labrun-$(LAB)
+# The test cluster profile a lab needs, from a `# testbed-profile: NAME` line
+# of its testbed vars file (a two-node lab says tunnel); without one, the
+# testbed's default (single).
+LAB_PROFILE        ?= $(shell sed -n 's/^\# testbed-profile: *\([a-z]*\).*/\1/p' playbooks/$(LAB).testbed.yaml 2>/dev/null)
 
 all: build
 
@@ -83,10 +89,11 @@ e2e-tunnel e2e-native: e2e-%:
 	testbed/up --profile $*
 	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 20m -run '$(TWO_NODE_TESTS)' -v ./e2e/ || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
 
-# The main job: build labrun and the testbed, then solve cca-datapath on it.
+# The main job: build labrun and the testbed (on the lab's profile), then
+# solve the lab LAB (cca-datapath unless given) on it.
 lab: build
-	testbed/up
-	$(BIN) run --kubeconfig $(KUBECONFIG_TESTBED) --vars playbooks/cca-datapath.testbed.yaml --set out=$(LAB_OUT) playbooks/cca-datapath.yaml
+	testbed/up $(if $(LAB_PROFILE),--profile $(LAB_PROFILE))
+	$(BIN) run --kubeconfig $(KUBECONFIG_TESTBED) --vars playbooks/$(LAB).testbed.yaml --set out=$(LAB_OUT) playbooks/$(LAB).yaml
 	@echo "lab files: $$(ls $(LAB_OUT) | tr '\n' ' ')"
 
 testbed-logs:
