@@ -123,6 +123,37 @@ type ciliumRemoteEndpointInfo struct {
 	Flags            uint8
 }
 
+// pkg/loadbalancer/maps/types.go L922 (struct lb4_affinity_key, lb.h L132).
+type ciliumAffinity4Key struct {
+	ClientID    uint64 // union: network-order IPv4 in the low-addressed 4 bytes, or a netns cookie
+	RevNATID    uint16 // network order, as lb4_service.rev_nat_index
+	NetNSCookie uint8
+	Pad1        uint8
+	Pad2        uint32
+}
+
+// pkg/loadbalancer/maps/types.go L940 (struct lb_affinity_val, lb.h L155).
+type ciliumAffinityValue struct {
+	LastUsed  uint64
+	BackendID uint32
+	Pad       uint32
+}
+
+// pkg/loadbalancer/maps/types.go L992 (struct ipv4_revnat_tuple, sock.h L22).
+type ciliumSockRevNat4Key struct {
+	Cookie  uint64
+	Address [4]byte
+	Port    uint16 // network order (int16 in Cilium)
+	Pad     uint16
+}
+
+// pkg/loadbalancer/maps/types.go L1000 (struct ipv4_revnat_entry, sock.h L29).
+type ciliumSockRevNat4Value struct {
+	Address     [4]byte
+	Port        uint16 // network order
+	RevNatIndex uint16 // network order
+}
+
 func TestLayoutSizesMatchCilium(t *testing.T) {
 	// binary.Size of Cilium's Go types == sizeof(C struct) == what the
 	// package demands from the kernel map.
@@ -143,6 +174,10 @@ func TestLayoutSizesMatchCilium(t *testing.T) {
 		{"PolicyEntry / policy_entry", ciliumPolicyEntry{}, sizeofPolicyEntry},
 		{"ipcache.Key / ipcache_key", ciliumIPCacheKey{}, sizeofIPCacheKey},
 		{"RemoteEndpointInfo / remote_endpoint_info", ciliumRemoteEndpointInfo{}, sizeofRemoteEndpointInfo},
+		{"Affinity4Key / lb4_affinity_key", ciliumAffinity4Key{}, sizeofLB4AffinityKey},
+		{"AffinityValue / lb_affinity_val", ciliumAffinityValue{}, sizeofLBAffinityVal},
+		{"SockRevNat4Key / ipv4_revnat_tuple", ciliumSockRevNat4Key{}, sizeofRevNATTuple4},
+		{"SockRevNat4Value / ipv4_revnat_entry", ciliumSockRevNat4Value{}, sizeofRevNATEntry4},
 	}
 	for _, c := range cases {
 		if got := binary.Size(c.v); got != c.want {

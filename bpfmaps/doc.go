@@ -22,6 +22,8 @@
 //   - cilium_ct4_global, cilium_ct_any4_global: [Reader.Conntrack]
 //   - cilium_policy_v3_<5-digit endpoint id>: [Reader.Policy], [Reader.PolicyEndpoints]
 //   - cilium_ipcache_v2: [Reader.IPCache], [Reader.LookupIPCache]
+//   - cilium_lb4_affinity (session affinity): [Reader.Affinity]
+//   - cilium_lb4_reverse_sk (socket LB's reverse NAT): [Reader.SockRevNAT]
 //
 // Strings that cilium-dbg prints (CT lines, `bpf lb list` entries, service
 // flags, ipcache values) are reproduced byte for byte from the v1.20.1

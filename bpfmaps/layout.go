@@ -33,6 +33,8 @@ const (
 	MapCTTCP      = "cilium_ct4_global"
 	MapCTAny      = "cilium_ct_any4_global"
 	MapIPCache    = "cilium_ipcache_v2"
+	MapAffinity   = "cilium_lb4_affinity"
+	MapReverseSK  = "cilium_lb4_reverse_sk"
 	PolicyMapBase = "cilium_policy_v3_" // + %05d endpoint ID
 )
 
@@ -176,6 +178,44 @@ const (
 	//	__u8  flag_skip_tunnel:1, flag_has_tunnel_ep:1,
 	//	      flag_ipv6_tunnel_ep:1, flag_remote_cluster:1, pad2:4; off 23
 	sizeofRemoteEndpointInfo = 24
+
+	// struct lb4_affinity_key (bpf/lib/lb.h L132, __packed), Go:
+	// Affinity4Key (pkg/loadbalancer/maps/types.go L922):
+	//
+	//	union { __u32 client_ip; __net_cookie client_cookie; } client_id; off 0
+	//	      (client_ip: network-order IPv4 in bytes 0-3; client_cookie: a
+	//	      host-order __u64 network namespace cookie)
+	//	__u16 rev_nat_id;                   off 8 (NETWORK order: the service's
+	//	                                    rev_nat_index as lb4_service holds it)
+	//	__u8  netns_cookie:1, reserved:7;   off 10 (1: client_id is a cookie)
+	//	__u8  pad1;                         off 11
+	//	__u32 pad2;                         off 12
+	sizeofLB4AffinityKey = 16
+
+	// struct lb_affinity_val (bpf/lib/lb.h L155, __packed), Go:
+	// AffinityValue (types.go L940):
+	//
+	//	__u64 last_used;  off 0 (host; bpf_mono_now() truncated to 32 bits)
+	//	__u32 backend_id; off 8 (host)
+	//	__u32 pad;        off 12
+	sizeofLBAffinityVal = 16
+
+	// struct ipv4_revnat_tuple (bpf/lib/sock.h L22), Go: SockRevNat4Key
+	// (types.go L992):
+	//
+	//	__sock_cookie cookie; off 0 (host __u64: the socket's cookie)
+	//	__be32 address;       off 8 (the backend the socket was connected to)
+	//	__be16 port;          off 12
+	//	__u16  pad;           off 14
+	sizeofRevNATTuple4 = 16
+
+	// struct ipv4_revnat_entry (bpf/lib/sock.h L29), Go: SockRevNat4Value
+	// (types.go L1000):
+	//
+	//	__be32 address;       off 0 (the service frontend the app asked for)
+	//	__be16 port;          off 4
+	//	__u16  rev_nat_index; off 6 (NETWORK order, from lb4_service)
+	sizeofRevNATEntry4 = 8
 )
 
 // LPM prefix bits that precede the address/port in LPM keys. Cilium counts
@@ -200,6 +240,10 @@ var layouts = map[string]mapLayout{
 	MapCTAny:      {sizeofCTTuple4, sizeofCTEntry, []ebpf.MapType{ebpf.LRUHash, ebpf.Hash}},
 	MapIPCache:    {sizeofIPCacheKey, sizeofRemoteEndpointInfo, []ebpf.MapType{ebpf.LPMTrie}},
 	PolicyMapBase: {sizeofPolicyKey, sizeofPolicyEntry, []ebpf.MapType{ebpf.LPMTrie}},
+	// Both are LRU hashes (lb.h L299, sock.h L35); a plain hash has the
+	// same layout.
+	MapAffinity:  {sizeofLB4AffinityKey, sizeofLBAffinityVal, []ebpf.MapType{ebpf.LRUHash, ebpf.Hash}},
+	MapReverseSK: {sizeofRevNATTuple4, sizeofRevNATEntry4, []ebpf.MapType{ebpf.LRUHash, ebpf.Hash}},
 }
 
 func layoutFor(name string) mapLayout {
@@ -224,6 +268,10 @@ type (
 	rawPolicyEntry  [sizeofPolicyEntry]byte
 	rawIPCacheKey   [sizeofIPCacheKey]byte
 	rawRemoteEPInfo [sizeofRemoteEndpointInfo]byte
+	rawAffinityKey  [sizeofLB4AffinityKey]byte
+	rawAffinityVal  [sizeofLBAffinityVal]byte
+	rawRevNATTuple  [sizeofRevNATTuple4]byte
+	rawRevNATEntry  [sizeofRevNATEntry4]byte
 )
 
 // protoName mirrors u8proto.U8proto.String (pkg/u8proto/u8proto.go): known

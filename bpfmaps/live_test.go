@@ -84,6 +84,23 @@ func TestLiveBPFFS(t *testing.T) {
 		t.Logf("  %-24s %s", e.Prefix, e.Value)
 	}
 
+	aff, err := r.Affinity()
+	if err != nil {
+		t.Fatalf("affinity: %v", err)
+	}
+	t.Logf("%d session affinity entries", len(aff))
+	for _, a := range aff {
+		t.Logf("  service %d (%s) client ip %q cookie %d -> backend %d (%s)", a.RevNATID, a.Service, a.ClientIP, a.ClientCookie, a.BackendID, a.Backend)
+	}
+	rsk, err := r.SockRevNAT()
+	if err != nil {
+		t.Fatalf("reverse_sk: %v", err)
+	}
+	t.Logf("%d socket reverse NAT entries", len(rsk))
+	for _, s := range rsk {
+		t.Logf("  socket %d: %s stands for %s (service %d)", s.Cookie, s.Backend, s.Frontend, s.RevNATID)
+	}
+
 	eps, err := r.PolicyEndpoints()
 	if err != nil {
 		t.Fatalf("policy endpoints: %v", err)

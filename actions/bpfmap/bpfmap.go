@@ -18,7 +18,7 @@ import (
 
 // Spec says which of Cilium's maps to read.
 type Spec struct {
-	Map      string `yaml:"map" required:"true" doc:"What to read: services (frontends with their backend slots resolved), conntrack (TCP and non-TCP CT maps), policy (of one endpoint), ipcache, backends or revnat."`
+	Map      string `yaml:"map" required:"true" doc:"What to read: services (frontends with their backend slots resolved), conntrack (TCP and non-TCP CT maps), policy (of one endpoint), ipcache, backends, revnat, affinity (session affinity: the backend each client was given per service) or reversesk (socket LB's reverse NAT: which service a socket's backend stands for)."`
 	Endpoint int    `yaml:"endpoint" doc:"Endpoint id whose policy map to read (map: policy)."`
 	Root     string `yaml:"root" doc:"bpffs mount Cilium pins under (default /sys/fs/bpf)."`
 }
@@ -32,14 +32,16 @@ type Result struct {
 	IPCache   entries.IPCacheEntries `json:"ipcache" expr:"ipcache"`
 	Backends  entries.Backends       `json:"backends" expr:"backends"`
 	RevNATs   entries.RevNATs        `json:"revnats" expr:"revnats"`
+	Affinity  entries.Affinities     `json:"affinity" expr:"affinity"`
+	ReverseSK entries.SockRevNATs    `json:"reversesk" expr:"reversesk"`
 }
 
-var kinds = []string{"services", "conntrack", "policy", "ipcache", "backends", "revnat"}
+var kinds = []string{"services", "conntrack", "policy", "ipcache", "backends", "revnat", "affinity", "reversesk"}
 
 func init() {
 	actions.Register(actions.Def[Spec, Result]{
 		Name:  "bpfmap",
-		Doc:   "Read Cilium's pinned BPF maps (services, conntrack, policy, ipcache) directly from the kernel, read-only; needs root on the node. Cheap enough to poll with until.",
+		Doc:   "Read Cilium's pinned BPF maps (services, backends, reverse NAT, conntrack, policy, ipcache, session affinity, socket reverse NAT) directly from the kernel, read-only; needs root on the node. Cheap enough to poll with until.",
 		Run:   read,
 		Check: check,
 	})
@@ -78,7 +80,8 @@ func read(ctx context.Context, rt *actions.Runtime, spec *Spec) (*Result, error)
 		return nil, err
 	}
 	res := &Result{Map: spec.Map, Services: entries.Frontends{}, Conntrack: entries.CTEntries{}, Policy: entries.PolicyEntries{},
-		IPCache: entries.IPCacheEntries{}, Backends: entries.Backends{}, RevNATs: entries.RevNATs{}}
+		IPCache: entries.IPCacheEntries{}, Backends: entries.Backends{}, RevNATs: entries.RevNATs{},
+		Affinity: entries.Affinities{}, ReverseSK: entries.SockRevNATs{}}
 	switch spec.Map {
 	case "services":
 		res.Services, err = r.Services()
@@ -95,6 +98,10 @@ func read(ctx context.Context, rt *actions.Runtime, spec *Spec) (*Result, error)
 		res.Backends, err = r.Backends()
 	case "revnat":
 		res.RevNATs, err = r.RevNATs()
+	case "affinity":
+		res.Affinity, err = r.Affinity()
+	case "reversesk":
+		res.ReverseSK, err = r.SockRevNAT()
 	default:
 		return nil, fmt.Errorf("unknown map %q; expected one of %v", spec.Map, kinds)
 	}

@@ -43,6 +43,14 @@ func (r *reader) IPCache() (entries.IPCacheEntries, error) {
 	r.asked = append(r.asked, "ipcache")
 	return entries.IPCacheEntries{{Identity: 2}}, nil
 }
+func (r *reader) Affinity() (entries.Affinities, error) {
+	r.asked = append(r.asked, "affinity")
+	return entries.Affinities{{BackendID: 4}}, nil
+}
+func (r *reader) SockRevNAT() (entries.SockRevNATs, error) {
+	r.asked = append(r.asked, "reversesk")
+	return entries.SockRevNATs{{Cookie: 9}}, nil
+}
 
 // The action reads the one map the spec names, through the reader the
 // runtime hands over for the spec's root; the other lists stay empty, not
@@ -61,13 +69,15 @@ func TestReadsTheNamedMap(t *testing.T) {
 				t.Fatalf("asked %v under %q, result for %q", r.asked, root, res.Map)
 			}
 			filled := map[string]int{"services": len(res.Services), "conntrack": len(res.Conntrack), "policy": len(res.Policy),
-				"ipcache": len(res.IPCache), "backends": len(res.Backends), "revnat": len(res.RevNATs)}
+				"ipcache": len(res.IPCache), "backends": len(res.Backends), "revnat": len(res.RevNATs),
+				"affinity": len(res.Affinity), "reversesk": len(res.ReverseSK)}
 			for k, n := range filled {
 				if want := map[bool]int{true: 1, false: 0}[k == m]; n != want {
 					t.Errorf("%s has %d entries, want %d", k, n, want)
 				}
 			}
-			if res.Services == nil || res.Conntrack == nil || res.Policy == nil || res.IPCache == nil || res.Backends == nil || res.RevNATs == nil {
+			if res.Services == nil || res.Conntrack == nil || res.Policy == nil || res.IPCache == nil || res.Backends == nil || res.RevNATs == nil ||
+				res.Affinity == nil || res.ReverseSK == nil {
 				t.Errorf("a list is nil: %+v", res)
 			}
 			if m == "policy" && r.endpoint != 1234 {
@@ -90,7 +100,7 @@ func TestReadRefuses(t *testing.T) {
 	for spec, want := range map[Spec]string{
 		{Map: "policy", Endpoint: 0}:       "endpoint 0 is not an endpoint id",
 		{Map: "policy", Endpoint: 1 << 16}: "endpoint 65536 is not an endpoint id",
-		{Map: "routes"}:                    `unknown map "routes"; expected one of [services conntrack policy ipcache backends revnat]`,
+		{Map: "routes"}:                    `unknown map "routes"; expected one of [services conntrack policy ipcache backends revnat affinity reversesk]`,
 	} {
 		if _, err := read(context.Background(), rt, &spec); err == nil || err.Error() != want {
 			t.Errorf("%+v: %v, want %q", spec, err, want)
@@ -103,7 +113,7 @@ func TestCheck(t *testing.T) {
 		"{map: services}":            "",
 		"{map: policy, endpoint: 7}": "",
 		"{map: policy}":              "p.yaml:1:1: map: policy needs endpoint (the endpoint id)",
-		"{map: service}":             `p.yaml:1:7: unknown map "service" (did you mean "services"?); expected one of [services conntrack policy ipcache backends revnat]`,
+		"{map: service}":             `p.yaml:1:7: unknown map "service" (did you mean "services"?); expected one of [services conntrack policy ipcache backends revnat affinity reversesk]`,
 	} {
 		var doc yaml.Node
 		if err := yaml.Unmarshal([]byte(spec), &doc); err != nil {

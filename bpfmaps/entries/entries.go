@@ -1,6 +1,6 @@
 // Package entries holds what a lab reads from Cilium's BPF maps: the
 // decoded entries (conntrack, services and their backend slots, backends,
-// reverse NAT, ipcache, policy) with the methods expressions call on them,
+// reverse NAT, ipcache, policy, session affinity, socket reverse NAT) with the methods expressions call on them,
 // and the Reader interface that yields them. It links no BPF library, so
 // the bpfmap action's spec and result, and with them `labrun validate`,
 // do not either; package bpfmaps implements Reader with cilium/ebpf.
@@ -23,6 +23,8 @@ type Reader interface {
 	Conntrack() (CTEntries, error)
 	Policy(endpointID uint16) (PolicyEntries, error)
 	IPCache() (IPCacheEntries, error)
+	Affinity() (Affinities, error)
+	SockRevNAT() (SockRevNATs, error)
 }
 
 // HostPort joins ip and port as cilium-dbg prints them, with brackets

@@ -9,7 +9,7 @@ import (
 )
 
 // resultTypes are every struct type returned to callers.
-var resultTypes = []any{Frontend{}, Slot{}, Backend{}, RevNAT{}, CTEntry{}, PolicyEntry{}, IPCacheEntry{}}
+var resultTypes = []any{Frontend{}, Slot{}, Backend{}, RevNAT{}, CTEntry{}, PolicyEntry{}, IPCacheEntry{}, Affinity{}, SockRevNAT{}}
 
 // TestResultTags enforces the contract the playbook layer relies on: every
 // exported field has json and expr tags, equal, lowerCamel.
