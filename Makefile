@@ -8,7 +8,7 @@ GO        ?= go
 BIN       := bin/labrun
 PKGS      := ./...
 
-.PHONY: all build test unit race lint fuzz e2e e2e-single e2e-tunnel e2e-native lab bench testbed-up testbed-down testbed-status testbed-logs clean schema
+.PHONY: all build test unit race lint fuzz schema-lsp e2e e2e-single e2e-tunnel e2e-native lab bench testbed-up testbed-down testbed-status testbed-logs clean schema
 
 KUBECONFIG_TESTBED := /var/lib/labrun-testbed/kubeconfig
 LAB                ?= cca-datapath
@@ -25,7 +25,7 @@ build:
 
 # The full suite: formatting, vet, unit and CLI tests, a short run of every
 # fuzz target so they cannot rot, and the end-to-end tests on the testbed.
-test: lint unit race fuzz e2e
+test: lint unit race fuzz schema-lsp e2e
 
 unit:
 	$(GO) test -count=1 $(PKGS)
@@ -43,6 +43,7 @@ lint:
 	out=$$(gofmt -l $$files); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e $(PKGS)
+	$(GO) vet -tags yamlls ./playbookschema
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(STATICCHECK) -tags e2e $(PKGS)
 
@@ -110,6 +111,21 @@ bench:
 
 schema:
 	$(GO) test ./playbookschema -update
+
+# The editor schema in the language server the common YAML editor plugins
+# run: yaml-language-server from the npm registry, installed once into
+# YAMLLS_DIR with the machine's Node.js and npm (.ci/run makes sure they
+# are there). 2.0.0 declares Node >= 22.13 but runs on the Node 20 of this
+# machine's image; the test is the proof. playbookschema/yamlls_test.go
+# speaks LSP to it over stdio.
+YAMLLS_VERSION := 2.0.0
+YAMLLS_DIR     ?= /var/cache/labrun-yamlls
+YAMLLS         := $(YAMLLS_DIR)/node_modules/.bin/yaml-language-server
+
+schema-lsp:
+	@grep -qs '"version": "$(YAMLLS_VERSION)"' $(YAMLLS_DIR)/node_modules/yaml-language-server/package.json || \
+	  npm install --no-audit --no-fund --loglevel=error --prefix $(YAMLLS_DIR) yaml-language-server@$(YAMLLS_VERSION)
+	LABRUN_YAMLLS=$(YAMLLS) $(GO) test -count=1 -tags yamlls -run TestLanguageServer -v ./playbookschema
 
 # The test cluster's profile: single (default), tunnel or native
 # (testbed/README.md): make testbed-up PROFILE=tunnel.

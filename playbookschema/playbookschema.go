@@ -6,7 +6,10 @@ package playbookschema
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/labrun/labrun/actions"
@@ -46,6 +49,11 @@ func (o *obj) MarshalJSON() ([]byte, error) {
 	return m.MarshalJSON()
 }
 
+// SchemaURL is the schema's $id: the file as main of labrun's repository
+// holds it, for a lab repository that would rather point at it than
+// install a copy (labrun schema --install; the README's "Editor schema").
+const SchemaURL = "https://raw.githubusercontent.com/labrun/labrun/main/schemas/playbook.schema.json"
+
 const idPattern = `^[A-Za-z_][A-Za-z0-9_]*$`
 
 // Generate returns the playbook schema as indented JSON.
@@ -70,7 +78,7 @@ func Generate() ([]byte, error) {
 	}
 	root := newObj(
 		"$schema", "https://json-schema.org/draft/2020-12/schema",
-		"$id", "https://github.com/labrun/labrun/schemas/playbook.schema.json",
+		"$id", SchemaURL,
 		"title", "labrun playbook",
 		"description", "A lab as variables and ordered steps; see labrun's README.",
 	)
@@ -159,12 +167,11 @@ func stepSchema() *obj {
 		}
 		return nil
 	})
-	var oneOf []any
+	var actionKeys []string
 	for _, a := range actions.All() {
 		props.set(a.Name, newObj("$ref", "#/$defs/action."+a.Name))
-		oneOf = append(oneOf, newObj("required", []string{a.Name}))
+		actionKeys = append(actionKeys, a.Name)
 	}
-	oneOf = append(oneOf, newObj("required", []string{"assert"}))
 	props.set(syntax.ParallelKey, newObj(
 		"type", "object",
 		"description", "Branches that run at the same time, each a list of steps run in order: branch name to steps. A step in one branch cannot read the steps of another; steps after this one read them all. Takes the place of an action; besides it a parallel step has only id, name and when.",
@@ -172,15 +179,48 @@ func stepSchema() *obj {
 		"propertyNames", newObj("pattern", idPattern),
 		"additionalProperties", newObj("type", "array", "minItems", 1, "items", newObj("$ref", "#/$defs/step")),
 	))
-	oneOf = append(oneOf, newObj("required", []string{syntax.ParallelKey}))
+	actionKeys = append(actionKeys, syntax.ParallelKey)
 	return newObj(
 		"type", "object",
 		"description", "One action (one of the action keys) plus control fields; a step with only assert checks conditions.",
 		"required", required,
 		"additionalProperties", false,
 		"properties", props,
-		"anyOf", oneOf,
+		"if", newObj("propertyNames", newObj("enum", props.keys)),
+		"then", needsAction(actionKeys),
+		"dependentSchemas", oneActionOnly(actionKeys),
 	)
+}
+
+// needsAction says a step has an action key or assert. It is asked only
+// of a step whose keys are all known (the step schema's if/then): editors
+// report the first alternative of an anyOf that fails, so a misspelt
+// action key ("rnu") would otherwise read as a missing "apply" instead of
+// the unknown key it is. errorMessage is the message editors show in
+// place of their own (yaml-language-server, VS Code).
+func needsAction(keys []string) *obj {
+	msg := "a step needs one action key (" + strings.Join(keys, ", ") + "), or assert alone"
+	var alts []any
+	for _, k := range append(keys, "assert") {
+		alts = append(alts, newObj("required", []string{k}, "errorMessage", msg))
+	}
+	return newObj("anyOf", alts)
+}
+
+// oneActionOnly refuses a second action key beside each action key,
+// naming the action the step already has at the other key.
+func oneActionOnly(keys []string) *obj {
+	deps := newObj()
+	for _, k := range keys {
+		others := newObj()
+		for _, o := range keys {
+			if o != k {
+				others.set(o, false)
+			}
+		}
+		deps.set(k, newObj("properties", others, "errorMessage", "one action per step: this step's action is "+k+"; put this one in a step of its own"))
+	}
+	return deps
 }
 
 var durationType = reflect.TypeOf(time.Duration(0))
@@ -227,4 +267,39 @@ func specSchema(t reflect.Type) *obj {
 		return newObj("type", "object", "required", required, "additionalProperties", false, "properties", props)
 	}
 	return newObj()
+}
+
+// FileName is the name the schema is installed under.
+const FileName = "playbook.schema.json"
+
+// Install writes the schema into dir (made if missing) as FileName, for a
+// lab repository whose playbooks point at it (the README says how), and
+// returns the file's path. It replaces the file atomically, so an editor
+// reading it never sees half a schema.
+func Install(dir string) (string, error) {
+	b, err := Generate()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, "."+FileName+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, FileName)
+	return path, os.Rename(f.Name(), path)
 }

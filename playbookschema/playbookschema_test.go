@@ -117,6 +117,11 @@ func TestPlaybooksMatchSchema(t *testing.T) {
 		{"one branch", "name: a\nsteps:\n  - id: g\n    parallel:\n      only: [{id: a, run: {argv: [x]}}]\n", "/steps/0/parallel: has 1 keys, expected at least 2"},
 		{"branch name", "name: a\nsteps:\n  - id: g\n    parallel:\n      a-b: [{id: a, run: {argv: [x]}}]\n      c: [{id: c, run: {argv: [x]}}]\n", `key "a-b": "a-b" does not match pattern`},
 		{"step in a branch", "name: a\nsteps:\n  - id: g\n    parallel:\n      a: [{id: a, rn: {argv: [x]}}]\n      c: [{id: c, run: {argv: [x]}}]\n", "/steps/0/parallel/a/0/rn: is not an allowed key"},
+		// a misspelt action key is named as such, with no missing action
+		// besides it; a step without one, or with two, is named too
+		{"misspelt action", "name: a\nsteps:\n  - id: a\n    rnu: {argv: [x]}\n", "[/steps/0/rnu: is not an allowed key]"},
+		{"no action", "name: a\nsteps:\n  - id: a\n    name: x\n", `form 16: missing key "assert"`},
+		{"two actions", "name: a\nsteps:\n  - id: a\n    run: {argv: [x]}\n    sleep: {duration: 1s}\n", "/steps/0/sleep: no value is allowed here"},
 		{"loop of a number", "name: a\nsteps:\n  - id: a\n    loop: 5\n    run: {argv: [x]}\n", "/steps/0/loop"},
 	} {
 		probs := validateYAML(t, schema, []byte(c.src))
@@ -146,4 +151,30 @@ func validateYAML(t *testing.T, s *schemacheck.Schema, src []byte) []string {
 		out = append(out, p.String())
 	}
 	return out
+}
+
+// Install writes the generated schema, replacing an older copy, and
+// refuses a directory that cannot be made.
+func TestInstall(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lab", ".labrun")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path, err := Install(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := Generate()
+	if got := readFile(t, path); !bytes.Equal(got, want) {
+		t.Errorf("%s is not the generated schema", path)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	if _, err := Install(filepath.Join(path, "sub")); err == nil {
+		t.Error("installing under a file did not fail")
+	}
 }

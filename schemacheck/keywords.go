@@ -29,6 +29,8 @@ var keywords = []string{
 	"contentEncoding", "contentMediaType", "contentSchema",
 	"title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples",
 	"markdownDescription",
+	// the message editors show instead of their own (yaml-language-server, VS Code)
+	"errorMessage", "patternErrorMessage",
 }
 
 // Where schemas sit inside a schema: as the value of a keyword, as the

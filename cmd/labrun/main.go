@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/labrun/labrun/actions"
@@ -34,7 +35,7 @@ Usage:
   labrun check PLAYBOOK [flags]     grade a learner's files: read-only steps and assertions only
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
   labrun eval PLAYBOOK EXPR...      evaluate expressions on the results a run left in the journal
-  labrun schema                     print the playbook JSON Schema
+  labrun schema [--install DIR]     print the playbook JSON Schema, or install it for editors
   labrun actions                    list actions, their spec fields and result types, and functions
   labrun parse KIND [FILE|-]        print the typed result of a tool-output parser as JSON
   labrun version                    print the version
@@ -120,10 +121,37 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
+const schemaUsage = `Usage: labrun schema [--install DIR]
+
+Prints the playbook JSON Schema, for editors. With --install DIR, writes it
+to DIR/playbook.schema.json instead (DIR is made if missing) and prints the
+modeline a playbook beside DIR puts on its first line; the README's
+"Editor schema" section says how a lab repository wires it up.
+
+`
+
 func schemaCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "labrun schema: takes no arguments")
+	fs := newFlagSet("schema", stderr, schemaUsage)
+	install := fs.String("install", "", "write the schema into this directory instead of printing it")
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			return exitOK
+		}
 		return exitInvalid
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "labrun schema: takes no arguments besides --install DIR")
+		return exitInvalid
+	}
+	if *install != "" {
+		path, err := playbookschema.Install(*install)
+		if err != nil {
+			fmt.Fprintln(stderr, "labrun schema:", err)
+			return exitInvalid
+		}
+		dir := filepath.Base(filepath.Clean(*install))
+		fmt.Fprintf(stdout, "wrote %s\nfirst line of a playbook in a folder beside %s:\n# yaml-language-server: $schema=../%s/%s\n", path, dir, dir, playbookschema.FileName)
+		return exitOK
 	}
 	b, err := playbookschema.Generate()
 	if err != nil {
