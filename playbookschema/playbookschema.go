@@ -86,6 +86,9 @@ func Generate() ([]byte, error) {
 		switch key {
 		case "vars":
 			return newObj("type", "object", "propertyNames", newObj("pattern", idPattern), "description", doc)
+		case "tasks":
+			return newObj("type", "object", "minProperties", 1, "propertyNames", newObj("pattern", idPattern),
+				"additionalProperties", newObj("type", "string", "pattern", `\S`), "description", doc)
 		case "steps", "finally":
 			s := newObj("type", "array", "items", newObj("$ref", "#/$defs/step"), "description", doc)
 			if key == "steps" {
@@ -150,8 +153,10 @@ func conditionSchema(t reflect.Type, doc string) *obj {
 func stepSchema() *obj {
 	props, required := structProps(reflect.TypeOf(syntax.Step{}), func(key, doc string) any {
 		switch key {
-		case "id":
+		case "id", "task":
 			return newObj("type", "string", "pattern", idPattern, "description", doc)
+		case "only":
+			return newObj("enum", []string{syntax.OnlySolve, syntax.OnlyCheck}, "description", doc)
 		case "timeout", "interval":
 			return newObj("$ref", "#/$defs/duration", "description", doc)
 		case "retries":
@@ -174,7 +179,7 @@ func stepSchema() *obj {
 	}
 	props.set(syntax.ParallelKey, newObj(
 		"type", "object",
-		"description", "Branches that run at the same time, each a list of steps run in order: branch name to steps. A step in one branch cannot read the steps of another; steps after this one read them all. Takes the place of an action; besides it a parallel step has only id, name and when.",
+		"description", "Branches that run at the same time, each a list of steps run in order: branch name to steps. A step in one branch cannot read the steps of another; steps after this one read them all. Takes the place of an action; besides it a parallel step has only id, name, when, task and only.",
 		"minProperties", 2,
 		"propertyNames", newObj("pattern", idPattern),
 		"additionalProperties", newObj("type", "array", "minItems", 1, "items", newObj("$ref", "#/$defs/step")),

@@ -46,6 +46,9 @@ type Plan struct {
 	// can be read two ways.
 	Warnings diag.List
 	Steps    []*StepPlan // main steps, then finally steps
+	// Tasks are the lab's tasks, numbered from 1; nil when the playbook
+	// declares none.
+	Tasks    []*syntax.Task
 	compiler *eval.Compiler
 }
 
@@ -81,6 +84,11 @@ type StepPlan struct {
 	Hint     string
 	Mutates  bool
 	Cleanup  bool
+	// Only is syntax.OnlySolve or syntax.OnlyCheck for a step that runs
+	// in that mode only; "" for one that runs in both.
+	Only string
+	// Task is the lab's task the step belongs to (nil without tasks).
+	Task *syntax.Task
 	// Parallel holds a parallel step's branches; nil for other steps.
 	Parallel []*BranchPlan
 	// Group is the parallel step this step runs in (nil at the top
@@ -157,7 +165,7 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 		pb:   pb,
 		file: pb.File,
 		ec:   eval.NewCompiler(funcs),
-		plan: &Plan{Playbook: pb},
+		plan: &Plan{Playbook: pb, Tasks: pb.Tasks},
 	}
 	c.plan.compiler = c.ec
 	c.ec.SetSource(pb.File, pb.Source)
@@ -521,6 +529,8 @@ func (c *compiler) step(index int, s *syntax.Step) {
 		Retries:  s.Retries,
 		Hint:     s.Hint.Value,
 		Cleanup:  s.Cleanup,
+		Only:     s.Only.Value,
+		Task:     s.Task,
 		Interval: DefaultInterval,
 		Timeout:  DefaultTimeout,
 	}

@@ -44,6 +44,20 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 		r.notifyEnd(rec)
 		return append([]*StepRecord{rec}, members...)
 	}
+	// skipped ends the group as a when that is false does: final, and
+	// kept in the journal with its branches' steps.
+	skipped := func(why string) []*StepRecord {
+		rec.Status, rec.Reason, rec.whenSkipped = Skipped, why, true
+		members := r.skipAll(members, "parallel step "+g.ID+" is skipped")
+		for _, m := range members {
+			m.whenSkipped = true
+			r.keep(m)
+		}
+		return finish(members)
+	}
+	if why := r.otherMode(g); why != "" {
+		return skipped(why)
+	}
 	if g.When != nil {
 		ok, err := g.When.EvalBool(r.env)
 		if err != nil {
@@ -51,13 +65,7 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 			return finish(r.skipAll(members, "its parallel step failed"))
 		}
 		if !ok {
-			rec.Status, rec.Reason, rec.whenSkipped = Skipped, "when is false: "+g.When.Src, true
-			skipped := r.skipAll(members, "parallel step "+g.ID+" is skipped")
-			for _, m := range skipped {
-				m.whenSkipped = true
-				r.keep(m)
-			}
-			return finish(skipped)
+			return skipped("when is false: " + g.When.Src)
 		}
 	}
 	if r.Observer != nil {

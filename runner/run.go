@@ -17,6 +17,7 @@ import (
 	"github.com/labrun/labrun/eval"
 	"github.com/labrun/labrun/internal/outdir"
 	"github.com/labrun/labrun/internal/secret"
+	"github.com/labrun/labrun/syntax"
 )
 
 // Runner executes a plan.
@@ -306,6 +307,19 @@ func (r *Runner) skipAll(steps []*StepPlan, reason string) []*StepRecord {
 	return out
 }
 
+// otherMode says why step s does not run in this run's mode: it is
+// declared only: solve or only: check, and this is the other one; "" when
+// it runs. Like a false when, this is final, and the journal keeps it.
+func (r *Runner) otherMode(s *StepPlan) string {
+	switch {
+	case s.Only == syntax.OnlySolve && r.Runtime.Mode == actions.Check:
+		return "only: solve; labrun check skips it"
+	case s.Only == syntax.OnlyCheck && r.Runtime.Mode != actions.Check:
+		return "only: check; labrun run skips it"
+	}
+	return ""
+}
+
 // keep appends a finished step to the journal, so that --from can
 // resume after it: a step that passed, or that its when skipped. A step
 // whose result cannot be kept fails, naming the journal: a run that
@@ -336,6 +350,10 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 		r.notifyEnd(rec)
 	}()
 	r.env.SetStep(s.ID, r.zero(s))
+	if why := r.otherMode(s); why != "" {
+		rec.Status, rec.Reason, rec.whenSkipped = Skipped, why, true
+		return rec
+	}
 	if s.When != nil {
 		ok, err := s.When.EvalBool(r.env)
 		if err != nil {

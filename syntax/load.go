@@ -258,6 +258,7 @@ var (
 	assertsType  = reflect.TypeOf([]*Assertion{})
 	failWhenType = reflect.TypeOf(&FailWhen{})
 	stepsType    = reflect.TypeOf([]*Step{})
+	tasksType    = reflect.TypeOf([]*Task{})
 	stepType     = reflect.TypeOf(Step{})
 )
 
@@ -342,6 +343,9 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 		return
 	case stepsType:
 		v.Set(reflect.ValueOf(d.steps(n)))
+		return
+	case tasksType:
+		v.Set(reflect.ValueOf(d.tasks(n)))
 		return
 	}
 	switch v.Kind() {
@@ -447,6 +451,36 @@ func (d *decoder) vars(n *yaml.Node) []*Var {
 			continue
 		}
 		out = append(out, &Var{Name: k.Value, Pos: d.pos(k), Value: val})
+	}
+	return out
+}
+
+// tasks reads the lab's tasks: a mapping of task id to title, numbered
+// from 1 in the order written.
+func (d *decoder) tasks(n *yaml.Node) []*Task {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "tasks must be a mapping of task id to its title, in the lab's order, found %s", yamlnode.Describe(n))
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []*Task
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if !d.checkKey(k, seen) || d.nonASCII(k, "task id") {
+			continue
+		}
+		if !idPattern.MatchString(k.Value) {
+			d.errorf(k, "task id %q must be an identifier (letters, digits, _; not starting with a digit): labrun check --task takes the id or the task's number", k.Value)
+			continue
+		}
+		if val.Kind != yaml.ScalarNode || val.Tag == "!!null" || strings.TrimSpace(val.Value) == "" {
+			d.errorf(val, "task %s needs a title, the line the learner sees (e.g. %s: Scale web to 4 replicas), found %s", k.Value, k.Value, yamlnode.Describe(val))
+			continue
+		}
+		out = append(out, &Task{ID: k.Value, Title: val.Value, Number: len(out) + 1, Pos: d.pos(k)})
+	}
+	if len(n.Content) == 0 {
+		d.errorf(n, "tasks is empty; declare the lab's tasks (id: title) or leave tasks out")
 	}
 	return out
 }
@@ -569,7 +603,7 @@ const ParallelKey = "parallel"
 // parallelKeys are the keys a parallel step may have besides parallel:
 // it only groups steps, so polling, retries and assertions belong on the
 // steps in its branches.
-var parallelKeys = []string{"id", "name", "when"}
+var parallelKeys = []string{"id", "name", "when", "task", "only"}
 
 // checkParallelStep reports what a parallel step cannot have.
 func (d *decoder) checkParallelStep(n *yaml.Node, s *Step) {
@@ -581,7 +615,7 @@ func (d *decoder) checkParallelStep(n *yaml.Node, s *Step) {
 		if k == ParallelKey || k == s.Action || slices.Contains(parallelKeys, k) || !slices.Contains(d.stepKeys, k) {
 			continue
 		}
-		d.errorf(n.Content[i], "a parallel step takes only id, name and when besides parallel; put %s on the steps in its branches", k)
+		d.errorf(n.Content[i], "a parallel step takes only id, name, when, task and only besides parallel; put %s on the steps in its branches", k)
 	}
 }
 
@@ -658,6 +692,56 @@ func (d *decoder) checkPlaybook(pb *Playbook) {
 		}
 		if s.FailWhen != nil && !s.Until.IsSet() {
 			d.errs.Add(s.FailWhen.Pos, "failWhen ends a wait early: it needs until (a step without until fails by its assert)")
+		}
+		if o := s.Only; o.IsSet() && o.Value != OnlySolve && o.Value != OnlyCheck {
+			d.errs.Add(o.Pos, "only is %q; expected solve (the step runs only in labrun run) or check (only in labrun check)%s", o.Value, diag.DidYouMean(o.Value, []string{OnlySolve, OnlyCheck}))
+		}
+	}
+	d.checkTasks(pb)
+}
+
+// checkTasks links every step to its task. Once a playbook declares tasks,
+// every step under steps belongs to one (its own task:, or its parallel
+// step's), so that each outcome is graded under a task; each task has a
+// step; finally steps, which clean up after every task, name none.
+func (d *decoder) checkTasks(pb *Playbook) {
+	byID := map[string]*Task{}
+	var ids []string
+	for _, t := range pb.Tasks {
+		byID[t.ID] = t
+		ids = append(ids, t.ID)
+	}
+	used := map[*Task]bool{}
+	for _, s := range pb.AllSteps() {
+		ref := s.TaskRef
+		switch {
+		case s.Cleanup && ref.IsSet():
+			d.errs.Add(ref.Pos, "a finally step belongs to no task: it cleans up after all of them; remove task")
+			continue
+		case s.Cleanup:
+			continue
+		case ref.IsSet() && len(pb.Tasks) == 0:
+			d.errs.Add(ref.Pos, "task %q is not declared: the playbook has no tasks (add tasks: with %s: <title>)", ref.Value, ref.Value)
+			continue
+		case ref.IsSet():
+			t := byID[ref.Value]
+			if t == nil {
+				d.errs.Add(ref.Pos, "unknown task %q%s; the tasks are: %s", ref.Value, diag.DidYouMean(ref.Value, ids), strings.Join(ids, ", "))
+				continue
+			}
+			s.Task = t
+		case s.Group != nil:
+			s.Task = s.Group.Task
+		}
+		if s.Task != nil {
+			used[s.Task] = true
+		} else if len(pb.Tasks) > 0 && s.Parallel == nil && s.ID.IsSet() {
+			d.errorf(s.ID.Node, "step %q belongs to no task; add task: with one of %s (on it, or on its parallel step)", s.ID.Value, strings.Join(ids, ", "))
+		}
+	}
+	for _, t := range pb.Tasks {
+		if !used[t] {
+			d.errs.Add(t.Pos, "task %s has no steps; name it with task: %s on the steps that do it", t.ID, t.ID)
 		}
 	}
 }

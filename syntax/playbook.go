@@ -24,6 +24,7 @@ type Playbook struct {
 	Env         []Text     `yaml:"env" doc:"Names of environment variables the playbook may read as env.NAME; no others are visible."`
 	Secret      []Text     `yaml:"secret" doc:"Names of variables and env names whose values are secret: labrun writes [REDACTED] in their place in the journal, reports, progress and messages. Names holding TOKEN, PASSWORD, PASSWD, SECRET, CREDENTIAL, PRIVATE or the word KEY are secret without being listed."`
 	OutputDir   Text       `yaml:"outputDir" doc:"Directory every written file must stay inside (may use expressions, e.g. ${{ vars.out }}). Relative write paths are taken from here."`
+	Tasks       []*Task    `yaml:"tasks" doc:"The lab's tasks in the order the lab numbers them (1, 2, ...): task id to its title. Every step then names its task with task: ID; progress, reports and labrun check (--task N, --upto N) show and grade the lab task by task."`
 	Steps       []*Step    `yaml:"steps" required:"true" doc:"The steps, run in order."`
 	Finally     []*Step    `yaml:"finally" doc:"Cleanup steps that always run at the end, also after a failure or Ctrl-C."`
 	Pos         diag.Pos   `yaml:"-"`
@@ -38,6 +39,16 @@ type Var struct {
 	Name  string
 	Pos   diag.Pos
 	Value *yaml.Node
+}
+
+// Task is one task of the lab, as the learner sees it: a title and the
+// steps that do it. Number is its place in tasks, from 1, which is how the
+// lab's text and labrun check --task name it.
+type Task struct {
+	ID     string
+	Title  string
+	Number int
+	Pos    diag.Pos
 }
 
 // Text is a scalar string together with where it was written, so that
@@ -73,6 +84,8 @@ type Step struct {
 	Retries  int          `yaml:"retries" doc:"How many more times to try when the action fails with an error (not when an assertion fails). Only for read-only steps: a failed attempt of a step that changes the system may have done the change."`
 	Assert   []*Assertion `yaml:"assert" doc:"Conditions that must hold after the step; each may carry a message and a learner hint."`
 	Hint     Text         `yaml:"hint" doc:"Hint shown to the learner when this step fails."`
+	TaskRef  Text         `yaml:"task" doc:"Id of the task (declared under tasks) this step belongs to; on a parallel step, the task of each branch step that names none."`
+	Only     Text         `yaml:"only" doc:"solve or check: the step runs only when labrun solves the lab (labrun run), or only when it grades a learner's work (labrun check); in the other mode it is skipped and reads as zero values."`
 
 	// Action is the name of the one action key of the step ("" for an
 	// assert-only step) and Spec its YAML value.
@@ -84,6 +97,9 @@ type Step struct {
 	RetriesPos diag.Pos `yaml:"-"`
 	Pos        diag.Pos `yaml:"-"`
 	Cleanup    bool     `yaml:"-"` // declared under finally
+	// Task is the task the step belongs to: the one it names, else its
+	// parallel step's; nil in a playbook without tasks.
+	Task *Task `yaml:"-"`
 
 	// Parallel holds the branches of a parallel step (the key parallel
 	// instead of an action): each branch runs its steps in order, all
@@ -122,6 +138,12 @@ type FailWhen struct {
 	Hint    Text `yaml:"hint" doc:"What the learner could look at to fix it (instead of the step's hint)."`
 	Pos     diag.Pos
 }
+
+// The values of a step's only.
+const (
+	OnlySolve = "solve"
+	OnlyCheck = "check"
+)
 
 // AllSteps returns the steps then the finally steps, the order in which
 // ids are declared: a parallel step comes first, then its branches' steps,

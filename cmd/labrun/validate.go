@@ -86,7 +86,14 @@ func printPlan(w io.Writer, p *runner.Plan) {
 			mut++
 		}
 	}
-	fmt.Fprintf(w, "%s: %s: valid, %s (%d change the system)\n", p.Playbook.File, p.Playbook.Name, plural(len(p.Steps), "step"), mut)
+	tasks := ""
+	if len(p.Tasks) > 0 {
+		tasks = ", " + plural(len(p.Tasks), "task")
+	}
+	fmt.Fprintf(w, "%s: %s: valid, %s (%d change the system)%s\n", p.Playbook.File, p.Playbook.Name, plural(len(p.Steps), "step"), mut, tasks)
+	for _, t := range p.Tasks {
+		fmt.Fprintf(w, "  task %d %s: %s\n", t.Number, t.ID, t.Title)
+	}
 	for _, s := range p.Steps {
 		flag := "  "
 		if s.Mutates {
@@ -111,7 +118,13 @@ func printPlan(w io.Writer, p *runner.Plan) {
 		if s.Until != nil {
 			line += " until " + s.Until.Src
 		}
+		if s.Only != "" {
+			line += " only " + s.Only
+		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
+		if s.Task != nil && (s.Group == nil || s.Task != s.Group.Task) {
+			fmt.Fprintf(w, "          task   %d %s\n", s.Task.Number, s.Task.ID)
+		}
 		if reads := s.Reads(); len(reads) > 0 {
 			fmt.Fprintf(w, "          reads  %s\n", strings.Join(reads, ", "))
 		}
