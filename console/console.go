@@ -249,7 +249,16 @@ func (p *Printer) RunEnd(o *runner.Outcome) {
 		fmt.Fprintf(p.w, ", %d restored", n)
 	}
 	fmt.Fprintln(p.w, ")")
-	if o.OutputDir != "" && o.Mode == "solve" {
+	for _, w := range o.Warnings {
+		fmt.Fprintf(p.w, "warning: %s\n", w)
+	}
+	switch {
+	case o.OutputDir == "" || o.Mode != "solve":
+	case o.Status == runner.Passed:
 		fmt.Fprintf(p.w, "outputs: %s\n", o.OutputDir)
+	default:
+		// A run that did not pass wrote only some of its files; the
+		// manifest (.labrun/status.json) says which.
+		fmt.Fprintf(p.w, "outputs (incomplete, the run %s): %s\n", o.Status, o.OutputDir)
 	}
 }

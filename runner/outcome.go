@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/outdir"
 )
 
 // The outcome model: what happened to each step and to the run, which
@@ -86,14 +87,20 @@ type Observer interface {
 
 // Outcome is the result of a whole run.
 type Outcome struct {
-	Playbook  string        `json:"playbook"`
-	Name      string        `json:"name"`
-	Mode      string        `json:"mode"`
-	Status    Status        `json:"status"`
-	Started   time.Time     `json:"started"`
-	Seconds   float64       `json:"seconds"`
-	OutputDir string        `json:"outputDir,omitempty"`
-	Steps     []*StepRecord `json:"steps"`
+	Playbook  string    `json:"playbook"`
+	Name      string    `json:"name"`
+	Mode      string    `json:"mode"`
+	Status    Status    `json:"status"`
+	Started   time.Time `json:"started"`
+	Seconds   float64   `json:"seconds"`
+	OutputDir string    `json:"outputDir,omitempty"`
+	// OutputRun is, in check mode, the manifest of the labrun run that
+	// wrote the output directory, when one did.
+	OutputRun *outdir.RunStatus `json:"outputRun,omitempty"`
+	// Warnings say what the run found that does not fail it (check: the
+	// files of a run that did not pass).
+	Warnings []string      `json:"warnings,omitempty"`
+	Steps    []*StepRecord `json:"steps"`
 }
 
 // Failed reports whether any step failed.

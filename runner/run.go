@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -76,6 +77,9 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.startRun(out); err != nil {
+		return nil, err
+	}
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, r.Timeout, &runTimeout{limit: r.Timeout})
@@ -142,11 +146,41 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	out.Seconds = time.Since(out.Started).Seconds()
 	if r.journal != nil {
 		r.journal.Close()
+		if err := r.Runtime.Out.FinishRun(string(out.Status)); err != nil {
+			return nil, fmt.Errorf("cannot record the run's end: %v", err)
+		}
 	}
 	if r.Observer != nil {
 		r.Observer.RunEnd(out)
 	}
 	return out, nil
+}
+
+// startRun starts the run manifest of a run that writes an output
+// directory (a fresh run removes the previous run's files there). check
+// reads the manifest instead: files a run left that did not finish are
+// graded all the same, with a warning, and the report carries the
+// manifest for the platform.
+func (r *Runner) startRun(out *Outcome) error {
+	d := r.Runtime.Out
+	switch {
+	case d == nil:
+		return nil
+	case r.Runtime.Mode != actions.Check:
+		return d.StartRun(r.Plan.Playbook.File, r.From)
+	}
+	st, err := d.ReadStatus()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		out.Warnings = append(out.Warnings, err.Error())
+	default:
+		out.OutputRun = st
+		if why := st.Stale(); why != "" {
+			out.Warnings = append(out.Warnings, "the output directory holds the files of a run that did not pass: "+why)
+		}
+	}
+	return nil
 }
 
 // DefaultCleanupTimeout is CleanupTimeout when it is not set.

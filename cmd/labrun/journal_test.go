@@ -48,7 +48,7 @@ FAIL [2/3] big (run) X.Xs
        cannot write journal ` + out + `/.labrun/journal.jsonl: file too large
 skip [3/3] after (run) - an earlier step failed
 full: FAILED in X.Xs (1 passed, 1 failed, 1 skipped)
-outputs: ` + out + `
+outputs (incomplete, the run failed): ` + out + `
 `
 	if code != 1 || got != want {
 		t.Errorf("exit %d, output:\n%s\nwant exit 1, output:\n%s", code, got, want)

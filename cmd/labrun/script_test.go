@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -161,6 +162,7 @@ func runScript(t *testing.T, file string) {
 		}
 	}
 	checkReports(t, work, reports)
+	checkRunStatus(t, work)
 	if *update {
 		for _, name := range []string{"stdout", "stderr"} {
 			if got[name] != "" {
@@ -267,6 +269,43 @@ func checkReports(t *testing.T, work string, reports map[string]string) {
 			}
 		}
 	}
+}
+
+// checkRunStatus checks every run manifest a script's runs left against
+// the published schemas/run-status.schema.json, and that each file it
+// lists is there.
+func checkRunStatus(t *testing.T, work string) {
+	t.Helper()
+	schema, err := schemacheck.Load("../../schemas/run-status.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(work, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.Name() != "status.json" || filepath.Base(filepath.Dir(p)) != ".labrun" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Errorf("%s: not JSON: %v", p, err)
+			return nil
+		}
+		for _, pr := range schema.Validate(doc) {
+			t.Errorf("%s does not match schemas/run-status.schema.json: %s", p, pr)
+		}
+		files, _ := doc["files"].([]any)
+		for _, f := range files {
+			name, _ := f.(string)
+			if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(p)), name)); err != nil {
+				t.Errorf("%s lists %q: %v", p, name, err)
+			}
+		}
+		return nil
+	})
 }
 
 // checkJUnit checks a JUnit file against the rules of the JUnit XML schema

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -36,6 +37,9 @@ type Dir struct {
 	// Path is the directory's absolute path, for messages and results.
 	Path string
 	root *os.Root // nil when a directory opened for reading is missing
+
+	mu  sync.Mutex // parallel steps write at once
+	run *RunStatus // the manifest of the run writing here (StartRun)
 }
 
 // Create opens the output directory of a run that writes into it, making
@@ -229,8 +233,17 @@ func (d *Dir) Abs(rel string) string { return filepath.Join(d.Path, rel) }
 // old content or the whole new one, never a part: through a temporary
 // file beside it, synced and renamed into place. Missing parent
 // directories are made. Modes follow the umask (0666 and 0777 before it),
-// as any file a tool writes.
+// as any file a tool writes. Once a run has started (StartRun), the file
+// is in its manifest when WriteFile returns.
 func (d *Dir) WriteFile(rel string, data []byte) error {
+	if err := d.write(rel, data); err != nil {
+		return err
+	}
+	return d.record(rel)
+}
+
+// write is WriteFile without the manifest.
+func (d *Dir) write(rel string, data []byte) error {
 	if d.root == nil {
 		return &fs.PathError{Op: "write", Path: d.Abs(rel), Err: fs.ErrNotExist}
 	}
