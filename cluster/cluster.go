@@ -26,6 +26,9 @@ type Cluster interface {
 	// after every change until cond holds; progress sees the same objects.
 	Wait(ctx context.Context, q ObjectQuery, cond func([]map[string]any) (bool, error), progress func([]map[string]any)) ([]map[string]any, error)
 	Scale(ctx context.Context, q ObjectQuery, replicas int) (*ScaleResult, error)
+	// Label sets and removes labels of the object q names, or of every
+	// object q selects, in place (as kubectl label --overwrite does).
+	Label(ctx context.Context, q ObjectQuery, req LabelRequest) ([]LabeledObject, error)
 	Delete(ctx context.Context, q ObjectQuery, opts DeleteRequest) ([]DeletedObject, error)
 	Logs(ctx context.Context, target PodTarget, opts LogRequest) (*LogsResult, error)
 	Exec(ctx context.Context, target PodTarget, req ExecRequest) (*ExecResult, error)
@@ -109,6 +112,27 @@ type ScaleResult struct {
 	Name        string `json:"name" expr:"name"`
 	OldReplicas int    `json:"oldReplicas" expr:"oldReplicas"`
 	NewReplicas int    `json:"newReplicas" expr:"newReplicas"`
+}
+
+// LabelRequest says which labels to set (their values overwritten) and
+// which to remove.
+type LabelRequest struct {
+	Set    map[string]string
+	Remove []string
+}
+
+// LabeledObject is one object after its labels changed: the labels it had
+// and the labels it has now.
+type LabeledObject struct {
+	Kind      string            `json:"kind" expr:"kind"`
+	Namespace string            `json:"namespace" expr:"namespace"`
+	Name      string            `json:"name" expr:"name"`
+	UID       string            `json:"uid" expr:"uid"`
+	Before    map[string]string `json:"before" expr:"before"`
+	Labels    map[string]string `json:"labels" expr:"labels"`
+	// Changed is false when the object already had the labels asked for
+	// (and none of those to remove).
+	Changed bool `json:"changed" expr:"changed"`
 }
 
 // DeleteRequest tunes deletion.

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -1125,4 +1126,103 @@ func BenchmarkExecTrueClientGoWebSocket(b *testing.B) {
 	}
 	b.ReportMetric(float64(percentile(ds, 50).Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(percentile(ds, 90).Microseconds())/1000, "p90-ms")
+}
+
+// Label changes labels in place: a running pod keeps its UID, its other
+// labels and its IP; a selector labels every object it selects; a node is
+// labelled and unlabelled; a later apply of the old label needs force,
+// since the label is the label manager's now, as after kubectl label.
+func TestE2ELabelInPlace(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	applyText(t, c, ns, fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: visitor, labels: {app: visitor, keep: "yes"}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers: [{name: box, image: %s, imagePullPolicy: IfNotPresent, command: [sleep, "600"]}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: one, labels: {group: g}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: two, labels: {group: g}}
+`, curlImage))
+	ctx := ctxT(t, 2*time.Minute)
+	pod := cluster.ObjectQuery{Kind: "Pod", Namespace: ns, Name: "visitor"}
+	objs, err := c.Wait(ctx, pod, func(objs []map[string]any) (bool, error) {
+		return len(objs) == 1 && k8sobj.String(objs[0], "status", "podIP") != "", nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, ip := k8sobj.String(objs[0], "metadata", "uid"), k8sobj.String(objs[0], "status", "podIP")
+
+	res, err := c.Label(ctx, pod, cluster.LabelRequest{Set: map[string]string{"app": "frontend", "team": "payments"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || !res[0].Changed || res[0].UID != uid || res[0].Before["app"] != "visitor" ||
+		!reflect.DeepEqual(res[0].Labels, map[string]string{"app": "frontend", "team": "payments", "keep": "yes"}) {
+		t.Errorf("label result = %+v, want visitor (uid %s) relabelled, keep kept", res, uid)
+	}
+	now, err := c.Get(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k8sobj.String(now, "metadata", "uid") != uid || k8sobj.String(now, "status", "podIP") != ip ||
+		k8sobj.String(now, "metadata", "labels", "app") != "frontend" {
+		t.Errorf("after relabelling: uid %s ip %s labels %v; want uid %s ip %s app=frontend",
+			k8sobj.String(now, "metadata", "uid"), k8sobj.String(now, "status", "podIP"), now["metadata"].(map[string]any)["labels"], uid, ip)
+	}
+	// The same labels again change nothing.
+	if res, err := c.Label(ctx, pod, cluster.LabelRequest{Set: map[string]string{"app": "frontend"}}); err != nil || res[0].Changed {
+		t.Errorf("relabelling with the same value: %+v %v", res, err)
+	}
+	// Applying the old label back conflicts with the label manager, unless forced.
+	back, _ := DecodeText("back.yaml", []byte(fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: visitor, labels: {app: visitor, keep: "yes"}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers: [{name: box, image: %s, imagePullPolicy: IfNotPresent, command: [sleep, "600"]}]
+`, curlImage)))
+	if _, err := c.applyManifests(ctx, back, cluster.ApplyRequest{Namespace: ns}); err == nil || !strings.Contains(err.Error(), LabelFieldManager) {
+		t.Errorf("apply of app=visitor after the label: %v, want a conflict naming %s", err, LabelFieldManager)
+	}
+	if res, err := c.applyManifests(ctx, back, cluster.ApplyRequest{Namespace: ns, Force: true}); err != nil || k8sobj.String(res[0].Object, "metadata", "labels", "app") != "visitor" {
+		t.Errorf("forced apply of app=visitor: %v", err)
+	}
+
+	// A selector labels each object it selects.
+	res, err = c.Label(ctx, cluster.ObjectQuery{Kind: "ConfigMap", Namespace: ns, Selector: "group=g"}, cluster.LabelRequest{Set: map[string]string{"seen": "1"}, Remove: []string{"group"}})
+	if err != nil || len(res) != 2 || res[0].Name != "one" || res[1].Name != "two" || res[0].Labels["seen"] != "1" || res[1].Labels["group"] != "" {
+		t.Errorf("label by selector: %+v %v", res, err)
+	}
+
+	// A node (cluster-scoped) gets a label of the test's own and loses it.
+	nodes, err := c.List(ctx, cluster.ObjectQuery{Kind: "Node"})
+	if err != nil || len(nodes) == 0 {
+		t.Fatalf("nodes: %v %v", nodes, err)
+	}
+	name := k8sobj.String(nodes[0], "metadata", "name")
+	key := "e2e.labrun.io/label-" + randSuffix()
+	node := cluster.ObjectQuery{Kind: "Node", Name: name}
+	t.Cleanup(func() { c.Label(context.Background(), node, cluster.LabelRequest{Remove: []string{key}}) })
+	if res, err := c.Label(ctx, node, cluster.LabelRequest{Set: map[string]string{key: "front"}}); err != nil || res[0].Labels[key] != "front" || res[0].Namespace != "" {
+		t.Errorf("label node %s: %+v %v", name, res, err)
+	}
+	if got, err := c.Get(ctx, node); err != nil || k8sobj.String(got, "metadata", "labels", key) != "front" {
+		t.Errorf("node %s after labelling: %v %v", name, err, got["metadata"])
+	}
+	for range 2 { // removing twice is fine
+		if res, err := c.Label(ctx, node, cluster.LabelRequest{Remove: []string{key}}); err != nil || res[0].Labels[key] != "" {
+			t.Errorf("unlabel node %s: %+v %v", name, res, err)
+		}
+	}
+	if _, err := c.Label(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: ns, Name: "absent"}, cluster.LabelRequest{Set: map[string]string{"a": "b"}}); !IsNotFound(err) {
+		t.Errorf("label of a missing pod: %v, want not found", err)
+	}
 }

@@ -309,3 +309,47 @@ func (c *Cluster) Exec(ctx context.Context, t cluster.PodTarget, req cluster.Exe
 	}
 	return c.ExecFunc(t, req)
 }
+
+// Label sets and removes labels of what q selects, in place.
+func (c *Cluster) Label(ctx context.Context, q cluster.ObjectQuery, req cluster.LabelRequest) ([]cluster.LabeledObject, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	objs, err := c.list(q)
+	if err != nil {
+		return nil, err
+	}
+	if q.Name != "" && len(objs) == 0 {
+		return nil, fmt.Errorf("label %s %q: %w", q.Kind, q.Name, ErrNotFound)
+	}
+	out := []cluster.LabeledObject{}
+	for _, o := range objs {
+		md, _ := o["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+			o["metadata"] = md
+		}
+		labels, _ := md["labels"].(map[string]any)
+		before := map[string]string{}
+		for k, v := range labels {
+			before[k] = fmt.Sprint(v)
+		}
+		if labels == nil {
+			labels = map[string]any{}
+			md["labels"] = labels
+		}
+		for _, k := range req.Remove {
+			delete(labels, k)
+		}
+		for k, v := range req.Set {
+			labels[k] = v
+		}
+		now := map[string]string{}
+		for k, v := range labels {
+			now[k] = fmt.Sprint(v)
+		}
+		out = append(out, cluster.LabeledObject{Kind: str(o, "kind"), Namespace: str(o, "metadata", "namespace"), Name: str(o, "metadata", "name"),
+			UID: str(o, "metadata", "uid"), Before: before, Labels: now, Changed: !reflect.DeepEqual(before, now)})
+	}
+	c.notify()
+	return out, nil
+}

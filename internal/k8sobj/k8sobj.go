@@ -43,6 +43,20 @@ func String(obj map[string]any, path ...string) string {
 	return s
 }
 
+// StringMap is the map of strings at path (labels, annotations), never
+// nil; values that are not strings are left out.
+func StringMap(obj map[string]any, path ...string) map[string]string {
+	out := map[string]string{}
+	v, _ := field(obj, path...)
+	m, _ := v.(map[string]any)
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
 // Int is the integer at path (0 when absent); JSON numbers arrive as
 // int64 or float64.
 func Int(obj map[string]any, path ...string) int64 {
