@@ -41,6 +41,14 @@ type WriteResult struct {
 	// Data is the JSON or kv content as maps and lists, for assertions
 	// such as result.data.kube_svc_lines == 0.
 	Data any `json:"data" expr:"data"`
+	// File is the file as it stands: in a run, what was written (Data);
+	// in labrun check, the learner's file (its JSON, or its key=value
+	// pairs), or nil when it could not be read or parsed. An assertion
+	// over result.file holds the same in both modes, so it can grade what
+	// the comparison with labrun's values cannot, e.g. that a learner's
+	// before_hash (of pods gone by the time of grading) differs from
+	// result.data.after_hash.
+	File any `json:"file" expr:"file"`
 	// Problems lists what was wrong in a learner's file (check mode).
 	Problems []string `json:"problems" expr:"problems"`
 }
@@ -169,7 +177,7 @@ func writeFile(ctx context.Context, rt *Runtime, spec *WriteSpec) (*WriteResult,
 	if err != nil {
 		return nil, err
 	}
-	res := &WriteResult{Path: abs, Bytes: len(content), Content: string(content), Data: data, Problems: []string{}}
+	res := &WriteResult{Path: abs, Bytes: len(content), Content: string(content), Data: data, File: data, Problems: []string{}}
 	if spec.Schema != "" {
 		schema, err := schemacheck.Load(rt.ResolveInput(spec.Schema))
 		if err != nil {
@@ -183,6 +191,7 @@ func writeFile(ctx context.Context, rt *Runtime, spec *WriteSpec) (*WriteResult,
 		}
 	}
 	if rt.Mode == Check {
+		res.File = nil
 		return compareFile(rt, spec, path, res)
 	}
 	if err := rt.Out.WriteFile(path, content); err != nil {
@@ -223,6 +232,7 @@ func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*
 			res.Problems = append(res.Problems, fmt.Sprintf("%s: not valid JSON: %v", name, err))
 			break
 		}
+		res.File = plainNumbers(learner)
 		want := jsonRoundTrip(spec.JSON)
 		wm, wok := want.(map[string]any)
 		lm, lok := learner.(map[string]any)
@@ -250,6 +260,7 @@ func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*
 		res.Problems = append(res.Problems, schemaProblems(rt, spec, name, got, learner, reported, hint)...)
 	case spec.KV != nil:
 		learner := parseKV(string(got))
+		res.File = learner
 		m := spec.KV.(*eval.Map)
 		for _, k := range m.Keys {
 			lv, ok := learner[k]
@@ -263,6 +274,7 @@ func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*
 			}
 		}
 	case spec.Text != nil:
+		res.File = string(got)
 		if strings.TrimSpace(string(got)) != strings.TrimSpace(*spec.Text) {
 			res.Problems = append(res.Problems, fmt.Sprintf("%s: content differs from the expected text", name))
 		}
@@ -294,6 +306,33 @@ func schemaProblems(rt *Runtime, spec *WriteSpec, name string, text []byte, lear
 		}
 	}
 	return out
+}
+
+// plainNumbers copies a decoded document with its json.Numbers as int
+// (when integral and in range) or float64, as expressions compare numbers;
+// the comparison keeps reading the json.Numbers of the original.
+func plainNumbers(x any) any {
+	switch v := x.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return int(n)
+		}
+		f, _ := v.Float64()
+		return f
+	case []any:
+		out := make([]any, len(v))
+		for i := range v {
+			out[i] = plainNumbers(v[i])
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k := range v {
+			out[k] = plainNumbers(v[k])
+		}
+		return out
+	}
+	return x
 }
 
 func parseKV(s string) map[string]string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -104,5 +105,43 @@ func TestRunArgvIsNotAShell(t *testing.T) {
 	}
 	if got := ShellQuote([]string{"sh", "-c", "a b", "it's"}); got != `sh -c 'a b' 'it'\''s'` {
 		t.Errorf("ShellQuote = %s", got)
+	}
+}
+
+// result.file is what was written in a run, and the learner's file in
+// check mode, so one assertion over it grades both.
+func TestWriteResultFile(t *testing.T) {
+	root := t.TempDir()
+	m := eval.NewMap()
+	m.Set("after_hash", "b")
+	m.Set("before_hash", "a")
+	m.Set("n", 2)
+	spec := &WriteSpec{Path: "f.json", JSON: m, Loose: []string{"before_hash"}}
+	res, err := writeFile(context.Background(), &Runtime{Out: createOut(t, root)}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.File, res.Data) {
+		t.Errorf("run: file %#v, want data %#v", res.File, res.Data)
+	}
+	os.WriteFile(filepath.Join(root, "f.json"), []byte(`{"after_hash": "b", "before_hash": "x", "n": 2, "f": 1.5, "l": [3]}`), 0o600)
+	res, err = writeFile(context.Background(), &Runtime{Out: createOut(t, root), Mode: Check}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"after_hash": "b", "before_hash": "x", "n": 2, "f": 1.5, "l": []any{3}}
+	if !reflect.DeepEqual(res.File, want) {
+		t.Errorf("check: file %#v, want the learner's %#v", res.File, want)
+	}
+	kv := eval.NewMap()
+	kv.Set("k", "v")
+	os.WriteFile(filepath.Join(root, "r.txt"), []byte("k=w\n"), 0o600)
+	res, _ = writeFile(context.Background(), &Runtime{Out: createOut(t, root), Mode: Check}, &WriteSpec{Path: "r.txt", KV: kv})
+	if !reflect.DeepEqual(res.File, map[string]string{"k": "w"}) || len(res.Problems) != 1 {
+		t.Errorf("check kv: file %#v, problems %v", res.File, res.Problems)
+	}
+	res, _ = writeFile(context.Background(), &Runtime{Out: createOut(t, root), Mode: Check}, &WriteSpec{Path: "absent.json", JSON: m})
+	if res.File != nil {
+		t.Errorf("check of a missing file: file %#v, want nil", res.File)
 	}
 }
