@@ -72,7 +72,8 @@ const (
 
 // Exec runs a command in a container of the pod t picks (see ResolvePod)
 // and returns its output and exit code (see execPod).
-func (c *Client) Exec(ctx context.Context, t cluster.PodTarget, req cluster.ExecRequest) (*cluster.ExecResult, error) {
+func (c *Client) Exec(ctx context.Context, t cluster.PodTarget, req cluster.ExecRequest) (_ *cluster.ExecResult, err error) {
+	defer transient(&err)
 	pod, err := c.ResolvePod(ctx, t)
 	if err != nil {
 		return nil, err

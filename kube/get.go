@@ -73,7 +73,8 @@ func (c *Client) Get(ctx context.Context, ref cluster.ObjectQuery) (map[string]a
 
 // List returns the selected objects sorted by namespace and name, so that
 // results and "first match" choices are the same on every run.
-func (c *Client) List(ctx context.Context, opts cluster.ObjectQuery) ([]map[string]any, error) {
+func (c *Client) List(ctx context.Context, opts cluster.ObjectQuery) (_ []map[string]any, err error) {
+	defer transient(&err)
 	t, err := c.resource(ctx, opts.APIVersion, opts.Kind, opts.Namespace, opts.AllNamespaces)
 	if err != nil {
 		return nil, err

@@ -31,7 +31,8 @@ type logOptions struct {
 }
 
 // Logs reads the log of a container of the pod t picks (see ResolvePod).
-func (c *Client) Logs(ctx context.Context, t cluster.PodTarget, req cluster.LogRequest) (*cluster.LogsResult, error) {
+func (c *Client) Logs(ctx context.Context, t cluster.PodTarget, req cluster.LogRequest) (_ *cluster.LogsResult, err error) {
+	defer transient(&err)
 	pod, err := c.ResolvePod(ctx, t)
 	if err != nil {
 		return nil, err

@@ -64,6 +64,10 @@ var errUseSeparateExec = errors.New("use a separate exec")
 // errNoShell means the container cannot run a session shell.
 var errNoShell = errors.New("no usable sh in the container")
 
+// errSessionLost means a session's stream ended while a command ran: the
+// command may or may not have run, as with ErrExitStatusLost.
+var errSessionLost = errors.New("exec session ended while the command ran (outcome unknown)")
+
 // sessionOpenTimeout bounds how long opening a session may take before
 // labrun gives up on it and uses separate execs.
 const sessionOpenTimeout = 10 * time.Second
@@ -418,7 +422,7 @@ func (s *shellSession) run(ctx context.Context, argv []string) (stdout, stderr [
 		case <-s.notify:
 		case <-s.done:
 			// The command may or may not have run: say so, never guess.
-			return nil, nil, 0, fmt.Errorf("exec session ended while the command ran (outcome unknown): %w", s.err)
+			return nil, nil, 0, fmt.Errorf("%w: %w", errSessionLost, s.err)
 		case <-ctx.Done():
 			return nil, nil, 0, ctx.Err()
 		}

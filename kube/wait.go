@@ -76,7 +76,8 @@ const (
 // progress, if not nil, is called with every new state (after the first
 // list and after each event); the caller decides how often to show it.
 // When ctx ends first, the error is a *WaitError with the last state seen.
-func (c *Client) Wait(ctx context.Context, opts cluster.ObjectQuery, cond func(objs []map[string]any) (bool, error), progress func(objs []map[string]any)) ([]map[string]any, error) {
+func (c *Client) Wait(ctx context.Context, opts cluster.ObjectQuery, cond func(objs []map[string]any) (bool, error), progress func(objs []map[string]any)) (_ []map[string]any, err error) {
+	defer transient(&err)
 	start := time.Now()
 	lo, err := listOptions(opts)
 	if err != nil {

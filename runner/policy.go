@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/eval"
 )
 
@@ -67,6 +68,55 @@ func (a *attempts) run() (any, error) {
 	return a.s.Action.Run(a.ctx, a.rt, a.spec)
 }
 
+// Backoff of a read-only step's call that met a transient cluster failure,
+// as client-go's reflector backs off (doubling, capped) but within a lab's
+// patience: 250 ms, 500 ms, 1 s, 2 s, then every 4 s, inside the step's
+// timeout.
+const (
+	transientMin = 250 * time.Millisecond
+	transientMax = 4 * time.Second
+)
+
+// ridden runs the action; while it fails with a *cluster.TransientError
+// (the API server or a kubelet restarting, a lost exec status) and the
+// step changes nothing, it runs it again after a backoff, saying in
+// progress what it waits for, until the step's time is up. A step that
+// changes the system is never run again this way: its call may have taken
+// effect before the failure. The step's own retries count only the
+// failures left.
+func (a *attempts) ridden() (any, error) {
+	delay := transientMin
+	start := time.Now()
+	for {
+		res, err := a.run()
+		var te *cluster.TransientError
+		if err == nil || a.s.Mutates || !errors.As(err, &te) || a.ctx.Err() != nil {
+			return res, err
+		}
+		a.rt.Progress(fmt.Sprintf("cluster not answering (%s); trying again in %s", te.Reason, delay))
+		if !sleepCtx(a.ctx, delay) {
+			return res, &gaveUp{last: err, tries: a.n, since: time.Since(start), ctx: a.ctx.Err()}
+		}
+		delay = min(2*delay, transientMax)
+	}
+}
+
+// gaveUp is a transient failure that lasted until the step's time ran out
+// (or the run was interrupted); it unwraps to both the last failure and
+// the context's error.
+type gaveUp struct {
+	last  error
+	tries int
+	since time.Duration
+	ctx   error
+}
+
+func (e *gaveUp) Error() string {
+	return fmt.Sprintf("%v (still failing after %d attempts in %s)", e.last, e.tries, e.since.Round(time.Millisecond))
+}
+
+func (e *gaveUp) Unwrap() []error { return []error{e.last, e.ctx} }
+
 // until evaluates the step's condition on a result. When it does not hold
 // and the step's failWhen does, the error is a *FailWhenError: the wait
 // ends as a failure at once.
@@ -112,7 +162,7 @@ func (a *attempts) retry() (any, error) {
 	var res any
 	var err error
 	for try := 0; try <= s.Retries; try++ {
-		res, err = a.run()
+		res, err = a.ridden()
 		if err == nil || a.ctx.Err() != nil || try == s.Retries {
 			break
 		}
@@ -136,7 +186,7 @@ func (a *attempts) retry() (any, error) {
 // left; nothing is acting on the cluster, so waiting for a condition only
 // delays. The step reads once and the write steps judge what it saw.
 func (a *attempts) readOnce() (any, error) {
-	res, err := a.run()
+	res, err := a.ridden()
 	if err == nil {
 		ok, cerr := a.until(res)
 		var fw *FailWhenError
