@@ -8,7 +8,7 @@ GO        ?= go
 BIN       := bin/labrun
 PKGS      := ./...
 
-.PHONY: all build test unit race lint fuzz schema-lsp e2e e2e-single e2e-tunnel e2e-native lab bench testbed-up testbed-down testbed-status testbed-logs clean schema
+.PHONY: all build test unit race lint fuzz schema-lsp e2e e2e-single e2e-tunnel e2e-native lab bench testbed-up testbed-down testbed-status testbed-logs clean schema reference
 
 KUBECONFIG_TESTBED := /var/lib/labrun-testbed/kubeconfig
 LAB                ?= cca-datapath
@@ -111,6 +111,11 @@ bench:
 
 schema:
 	$(GO) test ./playbookschema -update
+
+# docs/reference.md and the docs table labrun types prints, from the result
+# types and their doc comments.
+reference:
+	$(GO) test ./typeref -update
 
 # The editor schema in the language server the common YAML editor plugins
 # run: yaml-language-server from the npm registry, installed once into

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -331,7 +332,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	}
 	prog, et, err := c.compileTree(tree, sc, ctx.Want)
 	if err != nil {
-		return nil, exprError(src, pos, err)
+		return nil, exprError(src, pos, memberError(tree, err))
 	}
 	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, compiler: c, scope: sc, envType: et}
 	if t := preciseType(*prog.Node().Nature()); t != nil && t.Kind() != reflect.Interface {
@@ -407,6 +408,46 @@ func (v *structNatures) Visit(node *ast.Node) {
 	if n.Kind == reflect.Struct && n.Type != nil {
 		(*node).SetNature(v.cache.FromType(n.Type))
 	}
+}
+
+// noField is expr's message for a member a struct lacks.
+var noField = regexp.MustCompile(`has no field (\w+)`)
+
+// memberError rewords expr's "type X has no field y", about a value that is
+// not a plain chain from steps, vars or result (a parser's result, an
+// item of a list), in the words checkRefs uses for chains: the fields and
+// methods that exist. The checker gave the nodes it passed their natures,
+// so the struct's type is on the member's object.
+func memberError(tree *parser.Tree, err error) error {
+	var fe *file.Error
+	if !errors.As(err, &fe) {
+		return err
+	}
+	m := noField.FindStringSubmatch(fe.Message)
+	if m == nil {
+		return err
+	}
+	var msg string
+	ast.Find(tree.Node, func(n ast.Node) bool {
+		mn, ok := n.(*ast.MemberNode)
+		if !ok || msg != "" {
+			return false
+		}
+		prop, ok := mn.Property.(*ast.StringNode)
+		if !ok || prop.Value != m[1] {
+			return false
+		}
+		if t := mn.Node.Nature().Type; t != nil {
+			msg = fieldPath(mn.Node.String(), t, []string{m[1]})
+		}
+		return msg != ""
+	})
+	if msg == "" {
+		return err
+	}
+	out := *fe
+	out.Message = msg
+	return &out
 }
 
 // exprError places an expr-lang error at its column within the file.

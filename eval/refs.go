@@ -144,25 +144,46 @@ func fieldPath(prefix string, t reflect.Type, names []string) string {
 					keys = append(keys, k)
 				}
 				sort.Strings(keys)
-				return fmt.Sprintf("%s has no field %q%s; fields: %s", path, name, diag.DidYouMean(name, keys), strings.Join(keys, ", "))
+				methods := MethodNames(t)
+				if len(methods) == 0 {
+					return fmt.Sprintf("%s has no field %q%s; fields: %s", path, name, diag.DidYouMean(name, keys), strings.Join(keys, ", "))
+				}
+				return fmt.Sprintf("%s has no field or method %q%s; fields: %s; methods: %s", path, name, diag.DidYouMean(name, append(keys, methods...)), strings.Join(keys, ", "), strings.Join(methods, ", "))
 			}
 			t = ft
 		case reflect.Map:
 			t = t.Elem()
 		case reflect.Slice, reflect.Array:
-			if _, isMethod := t.MethodByName(name); isMethod {
-				return ""
-			}
 			if _, isMethod := reflect.PointerTo(t).MethodByName(name); isMethod {
 				return ""
 			}
-			return fmt.Sprintf("%s is a list; take one item (%s[0].%s) or map over it (map(%s, .%s))", path, path, name, path, name)
+			take := fmt.Sprintf("take one item (%s[0].%s) or map over it (map(%s, .%s))", path, name, path, name)
+			if methods := MethodNames(t); len(methods) > 0 {
+				return fmt.Sprintf("%s is a list with the methods %s, and %q is none of them%s; for its items' fields, %s", path, strings.Join(methods, ", "), name, diag.DidYouMean(name, methods), take)
+			}
+			return fmt.Sprintf("%s is a list; %s", path, take)
 		default:
 			return ""
 		}
 		path += "." + name
 	}
 	return ""
+}
+
+// MethodNames lists the methods an expression can call on a value of t
+// (the method set of *t, which the checker accepts), sorted, without those
+// that serve encoders.
+func MethodNames(t reflect.Type) []string {
+	var out []string
+	pt := reflect.PointerTo(t)
+	for i := 0; i < pt.NumMethod(); i++ {
+		switch n := pt.Method(i).Name; n {
+		case "MarshalJSON", "UnmarshalJSON", "MarshalYAML", "UnmarshalYAML", "MarshalText", "UnmarshalText":
+		default:
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // ExprFields maps the names expressions use for a struct's fields (the

@@ -37,6 +37,7 @@ Usage:
   labrun eval PLAYBOOK EXPR...      evaluate expressions on the results a run left in the journal
   labrun schema [--install DIR]     print the playbook JSON Schema, or install it for editors
   labrun actions                    list actions, their spec fields and result types, and functions
+  labrun types [NAME]               list every field and method of the results expressions read
   labrun parse KIND [FILE|-]        print the typed result of a tool-output parser as JSON
   labrun version                    print the version
 
@@ -70,6 +71,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return actionsCmd(rest, stdout, stderr)
 	case "parse":
 		return parseCmd(rest, os.Stdin, stdout, stderr)
+	case "types":
+		return typesCmd(rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "labrun", version)
 		return exitOK
@@ -80,7 +83,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if strings.HasPrefix(cmd, "-") || strings.HasSuffix(cmd, ".yaml") || strings.HasSuffix(cmd, ".yml") || fileExists(cmd) {
 		return runCmd(args, actions.Solve, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "validate", "eval", "schema", "actions", "parse", "version"}), usage)
+	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "validate", "eval", "schema", "actions", "types", "parse", "version"}), usage)
 	return exitInvalid
 }
 

@@ -15,9 +15,12 @@ import (
 	"github.com/labrun/labrun/console"
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/parse"
+	"github.com/labrun/labrun/runner"
+	"github.com/labrun/labrun/typeref"
 )
 
 const parseUsage = `Usage: labrun parse [--lines] [--indent|--compact] KIND [FILE|-]
+       labrun parse --fields KIND
 
 Prints the typed result of a parser as JSON: indented on a terminal,
 compact otherwise (--indent, --compact choose). With --lines, one compact
@@ -33,12 +36,15 @@ service list, bpf lb list, bpftool net show, ss, netstat). Output cut
 mid-line (no final newline), a row missing a field every version prints,
 and rows of another command are refused with the line and the reason.
 
+--fields lists the fields and methods of the kind's result instead, as
+expressions read them (labrun types KIND).
+
 Kinds (expression function in parentheses):`
 
 // parseCmd shows what a playbook gets from captured tool output: the typed
 // result of a parser, as JSON.
 func parseCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	lines, indent := false, -1 // indent: -1 when not chosen
+	lines, fields, indent := false, false, -1 // indent: -1 when not chosen
 	var rest []string
 	for _, a := range args {
 		switch a {
@@ -48,6 +54,8 @@ func parseCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			indent = 1
 		case "--compact":
 			indent = 0
+		case "--fields":
+			fields = true
 		case "-h", "--help":
 			printParseUsage(stderr)
 			return exitOK
@@ -71,6 +79,13 @@ func parseCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "labrun parse: unknown kind %q%s; run 'labrun parse' for the list\n", rest[0], diag.DidYouMean(rest[0], kinds))
 		return exitInvalid
+	}
+	if fields {
+		if len(rest) != 1 {
+			fmt.Fprintln(stderr, "labrun parse: --fields takes the kind alone, no input")
+			return exitInvalid
+		}
+		return printType(typeref.Load(runner.DefaultFunctions()), p.Kind, "labrun parse", stdout, stderr)
 	}
 	in := stdin
 	var size int64
