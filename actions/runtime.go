@@ -22,7 +22,11 @@ const (
 
 // Runtime is what actions may use while running, shared by all steps.
 type Runtime struct {
-	Mode        Mode
+	Mode Mode
+	// Support marks a step labrun check runs only because a task it
+	// grades reads its result, a step of a task it does not grade: a
+	// write renders what it would write and compares no learner file.
+	Support     bool
 	PlaybookDir string // relative fixture paths are taken from here
 	// Out is the playbook's output directory: every file a step writes,
 	// or a learner's file check reads, goes through it. Nil when the

@@ -28,6 +28,7 @@ type Printer struct {
 	w       io.Writer
 	live    bool // redraw a status line in place
 	verbose bool
+	quiet   bool // only the result: a line per task graded
 
 	mu     sync.Mutex
 	total  int
@@ -53,9 +54,11 @@ func (p *Printer) find(s *runner.StepPlan) *activeStep {
 	return nil
 }
 
-// New returns a printer to w; live enables the redrawn status line.
-func New(w io.Writer, live, verbose bool) *Printer {
-	return &Printer{w: w, live: live, verbose: verbose}
+// New returns a printer to w; live enables the redrawn status line;
+// quiet prints only the result, a line per task graded (for lab
+// platforms' check scripts, which show the FAIL: line to the learner).
+func New(w io.Writer, live, verbose, quiet bool) *Printer {
+	return &Printer{w: w, live: live && !quiet, verbose: verbose, quiet: quiet}
 }
 
 // RunStart prints the header.
@@ -65,6 +68,9 @@ func (p *Printer) RunStart(plan *runner.Plan) {
 		if !s.Cleanup {
 			p.total++
 		}
+	}
+	if p.quiet {
+		return
 	}
 	steps := "steps"
 	if p.total == 1 {
@@ -148,7 +154,7 @@ func (p *Printer) StepStart(s *runner.StepPlan) {
 	defer p.mu.Unlock()
 	now := time.Now()
 	p.active = append(p.active, &activeStep{step: s, started: now, lastShow: now})
-	if p.verbose && !p.live {
+	if p.verbose && !p.live && !p.quiet {
 		fmt.Fprintf(p.w, "%s %s%s (%s) ...\n", p.counter(s), branchPrefix(s), s.Label(), s.ActionName())
 	}
 }
@@ -164,7 +170,7 @@ func (p *Printer) StepProgress(s *runner.StepPlan, msg string) {
 		return
 	}
 	a.lastMsg = msg
-	if !p.live && time.Since(a.lastShow) >= 2*time.Second {
+	if !p.live && !p.quiet && time.Since(a.lastShow) >= 2*time.Second {
 		a.lastShow = time.Now()
 		fmt.Fprintf(p.w, "    ... %s: %s (%.0fs)\n", s.ID, msg, time.Since(a.started).Seconds())
 	}
@@ -179,6 +185,10 @@ func (p *Printer) StepEnd(r *runner.StepRecord) {
 	}
 	if r.Step != nil {
 		p.active = slices.DeleteFunc(p.active, func(a *activeStep) bool { return a.step == r.Step })
+	}
+	if p.quiet || r.Ungraded() {
+		// a step no graded task needs is said once, on its task's line
+		return
 	}
 	mark := map[runner.Status]string{
 		runner.Passed: "ok  ", runner.Failed: "FAIL", runner.Skipped: "skip",
@@ -195,7 +205,14 @@ func (p *Printer) StepEnd(r *runner.StepRecord) {
 	if r.Step != nil {
 		counter = p.counter(r.Step)
 	}
-	line := fmt.Sprintf("%s %s %s (%s)", mark, counter, label, r.Action)
+	action := r.Action
+	if r.Step != nil && r.Step.Task != nil {
+		action += fmt.Sprintf(", task %d", r.Step.Task.Number)
+		if r.Support() {
+			action += ": only read"
+		}
+	}
+	line := fmt.Sprintf("%s %s %s (%s)", mark, counter, label, action)
 	if r.Status == runner.Passed || r.Status == runner.Failed {
 		line += fmt.Sprintf(" %.1fs", r.Seconds)
 	}
@@ -240,6 +257,13 @@ func (p *Printer) RunEnd(o *runner.Outcome) {
 		close(p.stop)
 		<-p.done
 	}
+	if p.quiet {
+		p.results(o)
+		return
+	}
+	for _, t := range o.Tasks {
+		fmt.Fprintln(p.w, TaskLine(t))
+	}
 	counts := map[runner.Status]int{}
 	for _, s := range o.Steps {
 		counts[s.Status]++
@@ -261,4 +285,48 @@ func (p *Printer) RunEnd(o *runner.Outcome) {
 		// manifest (.labrun/status.json) says which.
 		fmt.Fprintf(p.w, "outputs (incomplete, the run %s): %s\n", o.Status, o.OutputDir)
 	}
+}
+
+// TaskLine is one line for a task: PASS:, FAIL: with its first reason,
+// TODO: not started, SKIP: not graded or not run, INT: interrupted.
+// Lab platforms show the FAIL: line to the learner.
+func TaskLine(t *runner.TaskRecord) string {
+	mark := map[runner.Status]string{
+		runner.Passed: "PASS", runner.Failed: "FAIL", runner.NotStarted: "TODO",
+		runner.Skipped: "SKIP", runner.Interrupted: "INT",
+	}[t.Status]
+	line := fmt.Sprintf("%s: task %d (%s)", mark, t.Number, t.Title)
+	if t.Reason != "" {
+		line += ": " + t.Reason
+	}
+	return line
+}
+
+// results prints a quiet run's result: a line per task asked for (every
+// task when --task and --upto were not given), or for a playbook without
+// tasks one line for the whole lab with the first problem of the first
+// failed step.
+func (p *Printer) results(o *runner.Outcome) {
+	if len(o.Tasks) > 0 {
+		for _, t := range o.Tasks {
+			if len(o.Only) == 0 || slices.Contains(o.Only, t.Number) {
+				fmt.Fprintln(p.w, TaskLine(t))
+			}
+		}
+		return
+	}
+	line := "PASS: " + o.Name
+	switch o.Status {
+	case runner.Failed:
+		line = "FAIL: " + o.Name + ": failed"
+		for _, s := range o.Steps {
+			if s.Status == runner.Failed {
+				line = "FAIL: " + o.Name + ": " + s.FirstReason()
+				break
+			}
+		}
+	case runner.Interrupted:
+		line = "INT: " + o.Name + ": interrupted"
+	}
+	fmt.Fprintln(p.w, line)
 }

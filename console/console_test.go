@@ -12,7 +12,7 @@ import (
 // running step with its branch, and each end line says its branch.
 func TestParallelSteps(t *testing.T) {
 	var buf bytes.Buffer
-	p := New(&buf, false, false)
+	p := New(&buf, false, false, false)
 	g := &runner.StepPlan{ID: "g", Index: 0, Parallel: []*runner.BranchPlan{{Name: "web"}, {Name: "holder"}}}
 	a := &runner.StepPlan{ID: "scaled_ready", Name: "Wait until 4 web pods are Ready", Index: 1, Group: g, Branch: "web"}
 	b := &runner.StepPlan{ID: "ct", Index: 2, Group: g, Branch: "holder"}

@@ -30,6 +30,7 @@ type StepRecord struct {
 	Action     string          `json:"action"`
 	Parallel   string          `json:"parallel,omitempty"` // the parallel step it runs in
 	Branch     string          `json:"branch,omitempty"`   // and the name of its branch
+	Task       int             `json:"task,omitempty"`     // the number of its task
 	Status     Status          `json:"status"`
 	Reason     string          `json:"reason,omitempty"` // why skipped
 	Started    time.Time       `json:"started"`
@@ -45,7 +46,25 @@ type StepRecord struct {
 	// whenSkipped: skipped because its when (or its parallel step's) was
 	// false, an outcome as final as a result, which the journal keeps.
 	whenSkipped bool
+	// skipFinal: skipped by design (its when or only, check mode not
+	// changing the system, or no graded task needing it), not because
+	// the run ended before it; a task with such a step can still pass.
+	skipFinal bool
+	// ungraded: skipped by labrun check because no task it grades needs
+	// the step; progress leaves such steps out.
+	ungraded bool
+	// support: run by labrun check only because a task it grades reads
+	// the step's result; the step grades nothing itself.
+	support bool
 }
+
+// Support reports whether labrun check ran the step only because a task
+// it grades reads its result (a write then compares no file).
+func (r *StepRecord) Support() bool { return r.support }
+
+// Ungraded reports whether labrun check skipped the step because no task
+// it grades needs it.
+func (r *StepRecord) Ungraded() bool { return r.ungraded }
 
 // AssertRecord is one checked assertion.
 type AssertRecord struct {
@@ -101,6 +120,12 @@ type Outcome struct {
 	// files of a run that did not pass).
 	Warnings []string      `json:"warnings,omitempty"`
 	Steps    []*StepRecord `json:"steps"`
+	// Tasks are the lab's tasks and what became of each; none when the
+	// playbook declares no tasks.
+	Tasks []*TaskRecord `json:"tasks,omitempty"`
+	// Only are the numbers of the tasks labrun check was asked to grade
+	// (--task, --upto); none when it graded every task started.
+	Only []int `json:"only,omitempty"`
 }
 
 // Failed reports whether any step failed.

@@ -25,6 +25,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	rt := *r.Runtime
+	rt.Support = r.grading != nil && r.grading.support[s]
 	rt.Progress = func(msg string) {
 		if r.Observer != nil {
 			r.Observer.StepProgress(s, msg)

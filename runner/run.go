@@ -51,8 +51,13 @@ type Runner struct {
 	// is made when nil.
 	Secrets *secret.Redactor
 
+	// Only, in check mode of a playbook with tasks, are the tasks to
+	// grade (--task, --upto); nil grades every task the learner started.
+	Only []*syntax.Task
+
 	env     *eval.Env
 	journal *Journal
+	grading *grading
 }
 
 // Run executes every step, then the finally steps. It returns the outcome
@@ -73,6 +78,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	if r.Observer != nil {
 		r.Observer.RunStart(p)
 	}
+	r.grading = r.planGrading()
 	restored, err := r.restore()
 	if err != nil {
 		return nil, err
@@ -108,6 +114,8 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			recs = r.skipAll(withMembers(s), why)
 		case failed && !r.KeepGoing:
 			recs = r.skipAll(withMembers(s), "an earlier step failed")
+		case r.ungraded(s) != "":
+			recs = r.skipUngraded(withMembers(s))
 		case s.Parallel != nil:
 			recs = r.runGroup(ctx, s)
 		default:
@@ -142,6 +150,16 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		out.Status, _ = stopped(ctx)
 	case failed:
 		out.Status = Failed
+	}
+	if len(p.Tasks) > 0 {
+		out.Tasks = r.taskRecords(out.Steps)
+		for _, t := range r.Only {
+			out.Only = append(out.Only, t.Number)
+		}
+		if out.Status == Passed && r.Only == nil && slices.ContainsFunc(out.Tasks, func(t *TaskRecord) bool { return t.Status == NotStarted }) {
+			// the lab is not done: check passes only when every task does
+			out.Status = Failed
+		}
 	}
 	out.Seconds = time.Since(out.Started).Seconds()
 	if r.journal != nil {
@@ -324,6 +342,9 @@ func newRecord(s *StepPlan) *StepRecord {
 	if s.Group != nil {
 		rec.Parallel = s.Group.ID
 	}
+	if s.Task != nil {
+		rec.Task = s.Task.Number
+	}
 	return rec
 }
 
@@ -354,6 +375,19 @@ func (r *Runner) otherMode(s *StepPlan) string {
 	return ""
 }
 
+// skipUngraded records the steps of a check that no graded task needs.
+func (r *Runner) skipUngraded(steps []*StepPlan) []*StepRecord {
+	var out []*StepRecord
+	for _, s := range steps {
+		r.env.SetStep(s.ID, r.zero(s))
+		rec := newRecord(s)
+		rec.Status, rec.Reason, rec.skipFinal, rec.ungraded = Skipped, r.ungraded(s), true, true
+		r.notifyEnd(rec)
+		out = append(out, rec)
+	}
+	return out
+}
+
 // keep appends a finished step to the journal, so that --from can
 // resume after it: a step that passed, or that its when skipped. A step
 // whose result cannot be kept fails, naming the journal: a run that
@@ -378,14 +412,19 @@ func (r *Runner) notifyEnd(rec *StepRecord) {
 // timeout) and its assertions.
 func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 	rec := newRecord(s)
+	rec.support = r.grading != nil && r.grading.support[s]
 	defer func() {
 		rec.Seconds = time.Since(rec.Started).Seconds()
 		r.keep(rec)
 		r.notifyEnd(rec)
 	}()
 	r.env.SetStep(s.ID, r.zero(s))
+	if why := r.ungraded(s); why != "" {
+		rec.Status, rec.Reason, rec.skipFinal, rec.ungraded = Skipped, why, true, true
+		return rec
+	}
 	if why := r.otherMode(s); why != "" {
-		rec.Status, rec.Reason, rec.whenSkipped = Skipped, why, true
+		rec.Status, rec.Reason, rec.whenSkipped, rec.skipFinal = Skipped, why, true, true
 		return rec
 	}
 	if s.When != nil {
@@ -395,12 +434,12 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 			return rec
 		}
 		if !ok {
-			rec.Status, rec.Reason, rec.whenSkipped = Skipped, "when is false: "+s.When.Src, true
+			rec.Status, rec.Reason, rec.whenSkipped, rec.skipFinal = Skipped, "when is false: "+s.When.Src, true, true
 			return rec
 		}
 	}
 	if s.Mutates && r.Runtime.Mode == actions.Check {
-		rec.Status, rec.Reason = Skipped, "changes the system; labrun check only looks"
+		rec.Status, rec.Reason, rec.skipFinal = Skipped, "changes the system; labrun check only looks", true
 		return rec
 	}
 	if r.Observer != nil {

@@ -41,6 +41,14 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 0, "time limit for the steps of the whole run (e.g. 10m); finally steps still run after it")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
 	kubeContext := fs.String("context", "", "kubeconfig context to use (default: its current context)")
+	var taskArgs []string
+	var upto string
+	var quiet bool
+	if mode == actions.Check {
+		fs.StringArrayVar(&taskArgs, "task", nil, "grade only this task of the lab: its number or id; repeatable (other tasks are not graded)")
+		fs.StringVar(&upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
+		fs.BoolVarP(&quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -64,6 +72,11 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	plan, err := runner.Load(fs.Arg(0), vf.options())
 	if err != nil {
 		return printLoadError(stderr, err)
+	}
+	only, err := plan.SelectTasks(taskArgs, upto)
+	if err != nil {
+		fmt.Fprintf(stderr, "labrun %s: %v\n", name, err)
+		return exitInvalid
 	}
 	if *dryRun {
 		printPlan(stdout, plan)
@@ -116,7 +129,8 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 			Cluster: kube.Lazy(kube.ConnectOptions{Kubeconfig: *kubeconfig, Context: *kubeContext}),
 			BPFMaps: bpfmaps.Opener(),
 		},
-		Observer: console.New(stdout, live, *verbose),
+		Observer: console.New(stdout, live && !quiet, *verbose, quiet),
+		Only:     only,
 		From:     *from,
 		// Grading goes on after a wrong file, so the learner sees every
 		// problem at once.

@@ -300,6 +300,17 @@ func (d *Dir) createTemp(rel string) (string, *os.File, error) {
 	return "", nil, fmt.Errorf("cannot create a temporary file beside %s", rel)
 }
 
+// Exists reports whether anything is at rel (from Resolve) inside the
+// directory, a link included: labrun check takes a task whose file exists
+// as started, and grading then says what is wrong with the file.
+func (d *Dir) Exists(rel string) bool {
+	if d.root == nil {
+		return false
+	}
+	_, err := d.root.Lstat(rel)
+	return err == nil
+}
+
 // ReadFile reads a learner's file rel (from Resolve) inside the directory:
 // a regular file of at most limit bytes. A link leading out, a device or a
 // pipe is refused, so check never blocks on a FIFO or reads what the
