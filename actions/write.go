@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,8 +27,8 @@ type WriteSpec struct {
 	Text   *string           `yaml:"text" doc:"Text written as is (a final newline is added when missing)."`
 	KV     any               `yaml:"kv" doc:"Mapping written as key=value lines, in order."`
 	Schema string            `yaml:"schema" doc:"JSON Schema file (relative to the playbook) the JSON content must satisfy; checked before the file is written."`
-	Loose  []string          `yaml:"loose" doc:"Keys whose value changes from run to run (a duration, say): labrun check only compares their type."`
-	Hints  map[string]string `yaml:"hints" doc:"Per-key hints shown by labrun check when a learner's value is wrong."`
+	Loose  any               `yaml:"loose" doc:"Values whose content changes from run to run (a duration, say), which labrun check compares by type only: a list of paths (seconds, after.identity, pods[*].ip), or a mapping of path: why its value may differ (labrun test then accepts the path as loose on purpose)."`
+	Hints  map[string]string `yaml:"hints" doc:"Hints shown by labrun check when a learner's value is wrong, by path (key, after.identity, pods[*].ip); the hint of the longest path that holds the value applies."`
 }
 
 // WriteResult describes the file written (or, in check mode, compared).
@@ -51,6 +49,8 @@ type WriteResult struct {
 	File any `json:"file" expr:"file"`
 	// Problems lists what was wrong in a learner's file (check mode).
 	Problems []string `json:"problems" expr:"problems"`
+	// grading is the comparison check made (check mode), for GradingOf.
+	grading *Grading
 }
 
 func init() {
@@ -109,6 +109,7 @@ func checkWrite(spec *eval.Value, sc *StaticContext) diag.List {
 			}
 		}
 	}
+	errs = append(errs, checkKeyPaths(spec, sc)...)
 	return errs
 }
 
@@ -193,122 +194,22 @@ func writeFile(ctx context.Context, rt *Runtime, spec *WriteSpec) (*WriteResult,
 	if rt.Mode == Check && rt.Support {
 		return res, nil
 	}
+	g, err := newGrading(rt, spec, path)
+	if err != nil {
+		return res, err
+	}
 	if rt.Mode == Check {
-		res.File = nil
-		return compareFile(rt, spec, path, res)
+		g.base = *res
+		res, problems := g.Result(rt.Out)
+		if len(problems) > 0 {
+			return res, errors.New(strings.Join(res.Problems, "\n"))
+		}
+		return res, nil
 	}
 	if err := rt.Out.WriteFile(path, content); err != nil {
 		return res, err
 	}
 	return res, nil
-}
-
-// compareFile grades a learner's file against what labrun would write,
-// key by key, so the report says which value is wrong and why.
-func compareFile(rt *Runtime, spec *WriteSpec, path string, res *WriteResult) (*WriteResult, error) {
-	got, err := rt.Out.ReadFile(path, maxLearnerFile)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			res.Problems = append(res.Problems, fmt.Sprintf("%s: missing (%v)", filepath.Base(path), unwrapPath(err)))
-		} else {
-			res.Problems = append(res.Problems, fmt.Sprintf("%s: %v", filepath.Base(path), err))
-		}
-		return res, errors.New(strings.Join(res.Problems, "\n"))
-	}
-	name := filepath.Base(path)
-	loose := map[string]bool{}
-	for _, k := range spec.Loose {
-		loose[k] = true
-	}
-	hint := func(key string) string {
-		if h := spec.Hints[key]; h != "" {
-			return " (hint: " + h + ")"
-		}
-		return ""
-	}
-	switch {
-	case spec.JSON != nil:
-		var learner any
-		dec := json.NewDecoder(bytes.NewReader(got))
-		dec.UseNumber()
-		if err := dec.Decode(&learner); err != nil {
-			res.Problems = append(res.Problems, fmt.Sprintf("%s: not valid JSON: %v", name, err))
-			break
-		}
-		res.File = plainNumbers(learner)
-		want := jsonRoundTrip(spec.JSON)
-		wm, wok := want.(map[string]any)
-		lm, lok := learner.(map[string]any)
-		if !wok || !lok {
-			if !sameJSON(want, learner) {
-				res.Problems = append(res.Problems, fmt.Sprintf("%s: is %s, expected %s", name, short(learner), short(want)))
-			}
-			break
-		}
-		reported := map[string]bool{}
-		for _, k := range orderedKeys(spec.JSON) {
-			lv, ok := lm[k]
-			n := len(res.Problems)
-			switch {
-			case !ok:
-				res.Problems = append(res.Problems, fmt.Sprintf("%s: key %q is missing%s", name, k, hint(k)))
-			case jsonKind(lv) != jsonKind(wm[k]):
-				res.Problems = append(res.Problems, fmt.Sprintf("%s: %s is %s %s, expected %s%s", name, k, jsonKind(lv), short(lv), jsonKind(wm[k]), hint(k)))
-			case loose[k]:
-			case !sameJSON(wm[k], lv):
-				res.Problems = append(res.Problems, fmt.Sprintf("%s: %s is %s, expected %s%s", name, k, short(lv), short(wm[k]), hint(k)))
-			}
-			reported[k] = len(res.Problems) > n
-		}
-		res.Problems = append(res.Problems, schemaProblems(rt, spec, name, got, learner, reported, hint)...)
-	case spec.KV != nil:
-		learner := parseKV(string(got))
-		res.File = learner
-		m := spec.KV.(*eval.Map)
-		for _, k := range m.Keys {
-			lv, ok := learner[k]
-			want := eval.Format(m.Values[k])
-			switch {
-			case !ok:
-				res.Problems = append(res.Problems, fmt.Sprintf("%s: key %q is missing%s", name, k, hint(k)))
-			case loose[k]:
-			case lv != want:
-				res.Problems = append(res.Problems, fmt.Sprintf("%s: %s=%s, expected %s%s", name, k, clip(lv), want, hint(k)))
-			}
-		}
-	case spec.Text != nil:
-		res.File = string(got)
-		if strings.TrimSpace(string(got)) != strings.TrimSpace(*spec.Text) {
-			res.Problems = append(res.Problems, fmt.Sprintf("%s: content differs from the expected text", name))
-		}
-	}
-	if len(res.Problems) > 0 {
-		return res, errors.New(strings.Join(res.Problems, "\n"))
-	}
-	return res, nil
-}
-
-// schemaProblems checks a learner's JSON against the step's schema and
-// returns what it finds on keys the value comparison did not already
-// report (extra keys, a wrong type inside a list), with the key's hint and
-// the line and column in the learner's file (text) where it is.
-func schemaProblems(rt *Runtime, spec *WriteSpec, name string, text []byte, learner any, reported map[string]bool, hint func(string) string) []string {
-	if spec.Schema == "" {
-		return nil
-	}
-	schema, err := schemacheck.Load(rt.ResolveInput(spec.Schema))
-	if err != nil {
-		return []string{fmt.Sprintf("%s: %v", name, err)}
-	}
-	var out []string
-	for _, p := range schema.Validate(learner) {
-		key := strings.SplitN(strings.TrimPrefix(p.Path, "/"), "/", 2)[0]
-		if key == "" || !reported[key] {
-			line, col := schemacheck.Locate(text, p.Path)
-			out = append(out, fmt.Sprintf("%s:%d:%d: %s%s", name, line, col, p, hint(key)))
-		}
-	}
-	return out
 }
 
 // plainNumbers copies a decoded document with its json.Numbers as int
@@ -347,21 +248,6 @@ func parseKV(s string) map[string]string {
 		}
 	}
 	return out
-}
-
-func orderedKeys(x any) []string {
-	if m, ok := x.(*eval.Map); ok {
-		return m.Keys
-	}
-	if m, ok := x.(map[string]any); ok {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return keys
-	}
-	return nil
 }
 
 func jsonRoundTrip(x any) any {

@@ -116,7 +116,7 @@ func TestWriteResultFile(t *testing.T) {
 	m.Set("after_hash", "b")
 	m.Set("before_hash", "a")
 	m.Set("n", 2)
-	spec := &WriteSpec{Path: "f.json", JSON: m, Loose: []string{"before_hash"}}
+	spec := &WriteSpec{Path: "f.json", JSON: m, Loose: []any{"before_hash"}}
 	res, err := writeFile(context.Background(), &Runtime{Out: createOut(t, root)}, spec)
 	if err != nil {
 		t.Fatal(err)

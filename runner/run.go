@@ -40,6 +40,10 @@ type Runner struct {
 	// Sequential runs the branches of parallel steps one after another,
 	// in the order written, instead of at the same time.
 	Sequential bool
+	// Graded, when set, receives how check graded each file (a write
+	// step's comparison and assertions), so that labrun test can grade
+	// changed copies of it the same way.
+	Graded func(*Regrade)
 	// Timeout, when set, bounds the steps of the whole run (not the
 	// finally steps, which get CleanupTimeout after it): the running
 	// step fails, naming the limit, and the rest are skipped.
@@ -455,6 +459,7 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 		rec.Attempts = attempts
 		if res != nil {
 			result = res
+			r.regraded(s, res, r.env)
 		}
 		stored, serr := r.env.SetStep(s.ID, result)
 		if serr != nil {
@@ -515,6 +520,7 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 		rec.Attempts += attempts
 		if res != nil {
 			results = reflect.Append(results, reflect.ValueOf(res))
+			r.regraded(s, res, env)
 		}
 		if err != nil {
 			earlier := rec.Error

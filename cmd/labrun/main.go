@@ -33,6 +33,7 @@ const usage = `labrun runs hands-on Kubernetes and Cilium labs from YAML playboo
 Usage:
   labrun [run] PLAYBOOK [flags]     solve the lab: run every step
   labrun check PLAYBOOK [flags]     grade a learner's files: read-only steps and assertions only
+  labrun test PLAYBOOK [flags]      prove the grader: solve, check, then change each value of each file; each change must fail
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
   labrun eval PLAYBOOK EXPR...      evaluate expressions on the results a run left in the journal
   labrun schema [--install DIR]     print the playbook JSON Schema, or install it for editors
@@ -61,6 +62,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return runCmd(rest, actions.Solve, stdout, stderr)
 	case "check":
 		return runCmd(rest, actions.Check, stdout, stderr)
+	case "test":
+		return testCmd(rest, stdout, stderr)
 	case "validate":
 		return validateCmd(rest, stdout, stderr)
 	case "eval":
@@ -83,7 +86,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if strings.HasPrefix(cmd, "-") || strings.HasSuffix(cmd, ".yaml") || strings.HasSuffix(cmd, ".yml") || fileExists(cmd) {
 		return runCmd(args, actions.Solve, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "validate", "eval", "schema", "actions", "types", "parse", "version"}), usage)
+	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "test", "validate", "eval", "schema", "actions", "types", "parse", "version"}), usage)
 	return exitInvalid
 }
 

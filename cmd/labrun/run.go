@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/bpfmaps"
@@ -30,17 +31,11 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		name = "check"
 	}
 	fs := newFlagSet(name, stderr, fmt.Sprintf("Usage: labrun %s PLAYBOOK [flags]\n\nFlags:\n", name))
-	var vf varFlags
-	vf.register(fs)
+	var rf runFlags
+	rf.register(fs)
 	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json or junit; repeatable")
 	from := fs.String("from", "", "resume at this step, restoring earlier results from the journal in the output directory")
 	dryRun := fs.Bool("dry-run", false, "validate and print the plan; run nothing")
-	verbose := fs.BoolP("verbose", "v", false, "print each step as it starts")
-	noProgress := fs.Bool("no-progress", false, "plain lines even on a terminal")
-	sequential := fs.Bool("sequential", false, "run the branches of parallel steps one after another, in the order written")
-	timeout := fs.Duration("timeout", 0, "time limit for the steps of the whole run (e.g. 10m); finally steps still run after it")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
-	kubeContext := fs.String("context", "", "kubeconfig context to use (default: its current context)")
 	var taskArgs []string
 	var upto string
 	var quiet bool
@@ -69,7 +64,7 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		}
 		reqs = append(reqs, reportReq{format, path})
 	}
-	plan, err := runner.Load(fs.Arg(0), vf.options())
+	plan, err := runner.Load(fs.Arg(0), rf.options())
 	if err != nil {
 		return printLoadError(stderr, err)
 	}
@@ -83,62 +78,17 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
-	live := false
-	if f, ok := stdout.(*os.File); ok && !*noProgress {
-		live = console.IsTerminal(f)
-	}
 	// The run fills secrets with the values of secret variables and env
 	// names once it has read them; everything printed goes through it.
 	secrets := &secret.Redactor{}
+	live := rf.live(stdout)
 	stdout, stderr = secrets.Writer(stdout), secrets.Writer(stderr)
-
-	// The first Ctrl-C (or SIGTERM) cancels ctx: the running step ends
-	// and the finally steps run. A second one ends labrun at once, killing
-	// the programs still running first: none may outlive labrun and race
-	// the learner's next run.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-sigs:
-		case <-finished:
-			return
-		}
-		cancel()
-		if hasCleanup(plan) {
-			fmt.Fprintf(stderr, "labrun: interrupted; finishing cleanup (Ctrl-C again to stop; at most %s)\n", runner.DefaultCleanupTimeout)
-		}
-		select {
-		case <-sigs:
-		case <-finished:
-			return
-		}
-		actions.KillRunning()
-		fmt.Fprintln(stderr, "labrun: interrupted again; stopping without finishing cleanup")
-		os.Exit(exitInterrupted)
-	}()
-	r := &runner.Runner{
-		Plan: plan,
-		Runtime: &actions.Runtime{
-			Mode:    mode,
-			Cluster: kube.Lazy(kube.ConnectOptions{Kubeconfig: *kubeconfig, Context: *kubeContext}),
-			BPFMaps: bpfmaps.Opener(),
-		},
-		Observer: console.New(stdout, live && !quiet, *verbose, quiet),
-		Only:     only,
-		From:     *from,
-		// Grading goes on after a wrong file, so the learner sees every
-		// problem at once.
-		KeepGoing:  mode == actions.Check,
-		Sequential: *sequential,
-		Timeout:    *timeout,
-		Secrets:    secrets,
-	}
+	ctx, stop := interruptible(plan, stderr)
+	defer stop()
+	r := rf.runner(plan, mode, stdout, live, secrets)
+	r.Observer = console.New(stdout, live && !quiet, rf.verbose, quiet)
+	r.Only = only
+	r.From = *from
 	out, err := r.Run(ctx)
 	defer r.Runtime.Out.Close()
 	if err != nil {
@@ -158,6 +108,89 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// runFlags are the flags of the commands that run a playbook's steps
+// (run, check and test): variables, the cluster's connection, progress and
+// the run's limits.
+type runFlags struct {
+	varFlags
+	verbose, noProgress, sequential bool
+	timeout                         time.Duration
+	kubeconfig, kubeContext         string
+}
+
+func (f *runFlags) register(fs *pflag.FlagSet) {
+	f.varFlags.register(fs)
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print each step as it starts")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "plain lines even on a terminal")
+	fs.BoolVar(&f.sequential, "sequential", false, "run the branches of parallel steps one after another, in the order written")
+	fs.DurationVar(&f.timeout, "timeout", 0, "time limit for the steps of the whole run (e.g. 10m); finally steps still run after it")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
+	fs.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default: its current context)")
+}
+
+// live says whether progress on stdout is drawn live: on a terminal,
+// unless --no-progress.
+func (f *runFlags) live(stdout io.Writer) bool {
+	file, ok := stdout.(*os.File)
+	return ok && !f.noProgress && console.IsTerminal(file)
+}
+
+// runner makes the runner of plan in mode, its progress on stdout (live
+// on a terminal) and everything it keeps redacted through secrets.
+func (f *runFlags) runner(plan *runner.Plan, mode actions.Mode, stdout io.Writer, live bool, secrets *secret.Redactor) *runner.Runner {
+	return &runner.Runner{
+		Plan: plan,
+		Runtime: &actions.Runtime{
+			Mode:    mode,
+			Cluster: kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: f.kubeContext}),
+			BPFMaps: bpfmaps.Opener(),
+		},
+		Observer: console.New(stdout, live, f.verbose, false),
+		// Grading goes on after a wrong file, so the learner sees every
+		// problem at once.
+		KeepGoing:  mode == actions.Check,
+		Sequential: f.sequential,
+		Timeout:    f.timeout,
+		Secrets:    secrets,
+	}
+}
+
+// interruptible is the context of a run: the first Ctrl-C (or SIGTERM)
+// cancels it, so the running step ends and the finally steps run. A
+// second one ends labrun at once, killing the programs still running
+// first: none may outlive labrun and race the learner's next run. stop
+// ends the watch on signals.
+func interruptible(plan *runner.Plan, stderr io.Writer) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-finished:
+			return
+		}
+		cancel()
+		if hasCleanup(plan) {
+			fmt.Fprintf(stderr, "labrun: interrupted; finishing cleanup (Ctrl-C again to stop; at most %s)\n", runner.DefaultCleanupTimeout)
+		}
+		select {
+		case <-sigs:
+		case <-finished:
+			return
+		}
+		actions.KillRunning()
+		fmt.Fprintln(stderr, "labrun: interrupted again; stopping without finishing cleanup")
+		os.Exit(exitInterrupted)
+	}()
+	return ctx, func() {
+		close(finished)
+		signal.Stop(sigs)
+		cancel()
+	}
 }
 
 // hasCleanup reports whether the plan has finally steps, which an
