@@ -242,6 +242,26 @@ func TestCheckGradesLabFiles(t *testing.T) {
 	}
 }
 
+// cca-datapath graded task by task: after one solve, a learner's
+// directory with the files of tasks 1 to N only, for every N, passes
+// check --task N (the tasks after it not started), check --upto N and a
+// plain check (tasks 1 to N passed, the rest not started). The checks read
+// the cluster as the solve left it, as a learner's would.
+func TestCCADatapathCheckByTask(t *testing.T) {
+	kc := kubetest.Kubeconfig(t)
+	out := t.TempDir()
+	flags := []string{"--kubeconfig", kc, "--vars", "../../playbooks/cca-datapath.testbed.yaml"}
+	playbook := "../../playbooks/cca-datapath.yaml"
+	code, text, rep := labrunReport(t, append(append([]string{"run"}, flags...), "--set", "out="+out, playbook))
+	if code != 0 {
+		t.Fatalf("solve exited %d:\n%s", code, text)
+	}
+	if len(rep.Tasks) != 8 {
+		t.Fatalf("the solve's report has %d tasks, want the lab's 8", len(rep.Tasks))
+	}
+	checkEveryPartialSolve(t, rep, out, flags, playbook)
+}
+
 // When holder reconnects to another backend (here: its backend pod is
 // deleted), a resumed run re-reads the state: ct.json is made again and
 // report.txt names the new backend.
