@@ -36,6 +36,7 @@ func init() {
 		Name:    "apply",
 		Doc:     "Create or update Kubernetes objects from files, directories or inline YAML with server-side apply (field manager labrun unless fieldManager says otherwise); CRDs are usable right after they are established.",
 		Mutates: true,
+		Changes: "the cluster: creates or updates objects",
 		Run:     applyObjects,
 		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
 			var errs diag.List

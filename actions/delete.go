@@ -24,6 +24,7 @@ func init() {
 		Name:    "delete",
 		Doc:     "Delete Kubernetes objects by name or selector, optionally waiting until they are gone.",
 		Mutates: true,
+		Changes: "the cluster: deletes objects",
 		Run: func(ctx context.Context, rt *Runtime, spec *DeleteSpec) (*DeleteResult, error) {
 			c, err := rt.cluster()
 			if err != nil {

@@ -30,6 +30,7 @@ func init() {
 		Name:    "label",
 		Doc:     "Set and remove labels of Kubernetes objects (by name or selector) in place with a merge patch, as kubectl label --overwrite: the object is not replaced, other labels stay.",
 		Mutates: true,
+		Changes: "the cluster: objects' labels",
 		Run: func(ctx context.Context, rt *Runtime, spec *LabelSpec) (*LabelResult, error) {
 			c, err := rt.cluster()
 			if err != nil {

@@ -35,6 +35,10 @@ type Info struct {
 	Spec    reflect.Type // struct type of the YAML spec
 	Result  reflect.Type // struct type of the result
 	Mutates bool         // changes the system: not polled by until, skipped by check
+	// Changes says what a step of the action changes, for `labrun
+	// actions` ("the cluster: deletes objects"); "" for one that changes
+	// nothing.
+	Changes string
 	// NeedsUntil: the action only makes sense with a step-level until.
 	NeedsUntil bool
 	// DynamicResult: the result type is derived from each step's spec.
@@ -61,6 +65,9 @@ type Def[S, R any] struct {
 	Name    string
 	Doc     string
 	Mutates bool
+	// Changes says what the action changes when Mutates ("the cluster:
+	// deletes objects").
+	Changes string
 	Run     func(ctx context.Context, rt *Runtime, spec *S) (*R, error)
 	// Watch, when set, is used instead of polling Run for steps with until.
 	Watch func(ctx context.Context, rt *Runtime, spec *S, cond Condition) (*R, error)
@@ -103,6 +110,7 @@ func Register[S, R any](d Def[S, R]) {
 		Spec:    reflect.TypeOf((*S)(nil)).Elem(),
 		Result:  reflect.TypeOf((*R)(nil)).Elem(),
 		Mutates: d.Mutates,
+		Changes: d.Changes,
 		check:   d.Check,
 
 		mutatesKey: d.MutatesKey,
@@ -177,6 +185,24 @@ func (i *Info) StepMutates(spec *eval.Value) bool {
 	}
 	v, ok := spec.Lookup(i.mutatesKey).Literal()
 	return ok && v == true
+}
+
+// Effect says in a few words what a step of the action changes, for
+// `labrun actions`: the system (check skips such a step), nothing unless
+// the step declares it (run, exec, http with mutates: true), a file in the
+// output directory (write), or nothing.
+func (i *Info) Effect() string {
+	switch {
+	case i.Mutates && i.Changes == "":
+		return "changes the system; check skips it"
+	case i.Mutates:
+		return "changes " + i.Changes + "; check skips it"
+	case i.mutatesKey != "":
+		return "read-only unless " + i.mutatesKey + ": true says it changes the system; check skips it then"
+	case i.WritesKey != "":
+		return "writes a file in the output directory; check compares the learner's file instead"
+	}
+	return "read-only"
 }
 
 // CanWatch reports whether the action waits for conditions itself.

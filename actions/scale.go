@@ -20,6 +20,7 @@ func init() {
 		Name:    "scale",
 		Doc:     "Set the replicas of a Deployment, StatefulSet or ReplicaSet through the scale subresource.",
 		Mutates: true,
+		Changes: "the cluster: a workload's replicas",
 		Run: func(ctx context.Context, rt *Runtime, spec *ScaleSpec) (*cluster.ScaleResult, error) {
 			c, err := rt.cluster()
 			if err != nil {

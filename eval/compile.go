@@ -11,14 +11,14 @@
 // step runs; env.go holds the run's values (Env.SetStep is the one
 // conversion of a result into them); structtype.go types compute's results;
 // orderedmap.go keeps mapping keys in the order written; funcs.go and
-// match.go are the functions expressions call.
+// match.go are the functions expressions call; messages.go rewords
+// expr-lang's errors and closures.go warns of # in nested closures.
 package eval
 
 import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -85,6 +85,10 @@ type Compiler struct {
 	// reads one of them gets a new layout. That saves a layout and its
 	// configurations per compute step while the compute steps are built.
 	stale map[string]bool
+
+	// warnings are what compiling points out without refusing (# in a
+	// nested closure); validate prints them.
+	warnings diag.List
 
 	// mu serialises compiling: a run compiles too, when a failed condition
 	// is explained, and the branches of a parallel step may do that at
@@ -318,7 +322,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	}
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
-		return nil, exprError(src, pos, err)
+		return nil, exprError(src, pos, mapLiteralError(src, err))
 	}
 	refs, wholeSteps, err := c.checkRefs(src, pos, tree.Node, ctx)
 	if err != nil {
@@ -327,12 +331,13 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if err := checkConstRegexps(tree); err != nil {
 		return nil, exprError(src, pos, err)
 	}
+	c.nestedPointers(src, pos, tree.Node)
 	if c.readsStale(refs, wholeSteps) {
 		c.changed()
 	}
 	prog, et, err := c.compileTree(tree, sc, ctx.Want)
 	if err != nil {
-		return nil, exprError(src, pos, memberError(tree, err))
+		return nil, exprError(src, pos, c.signatureError(memberError(tree, err)))
 	}
 	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, compiler: c, scope: sc, envType: et}
 	if t := preciseType(*prog.Node().Nature()); t != nil && t.Kind() != reflect.Interface {
@@ -408,46 +413,6 @@ func (v *structNatures) Visit(node *ast.Node) {
 	if n.Kind == reflect.Struct && n.Type != nil {
 		(*node).SetNature(v.cache.FromType(n.Type))
 	}
-}
-
-// noField is expr's message for a member a struct lacks.
-var noField = regexp.MustCompile(`has no field (\w+)`)
-
-// memberError rewords expr's "type X has no field y", about a value that is
-// not a plain chain from steps, vars or result (a parser's result, an
-// item of a list), in the words checkRefs uses for chains: the fields and
-// methods that exist. The checker gave the nodes it passed their natures,
-// so the struct's type is on the member's object.
-func memberError(tree *parser.Tree, err error) error {
-	var fe *file.Error
-	if !errors.As(err, &fe) {
-		return err
-	}
-	m := noField.FindStringSubmatch(fe.Message)
-	if m == nil {
-		return err
-	}
-	var msg string
-	ast.Find(tree.Node, func(n ast.Node) bool {
-		mn, ok := n.(*ast.MemberNode)
-		if !ok || msg != "" {
-			return false
-		}
-		prop, ok := mn.Property.(*ast.StringNode)
-		if !ok || prop.Value != m[1] {
-			return false
-		}
-		if t := mn.Node.Nature().Type; t != nil {
-			msg = fieldPath(mn.Node.String(), t, []string{m[1]})
-		}
-		return msg != ""
-	})
-	if msg == "" {
-		return err
-	}
-	out := *fe
-	out.Message = msg
-	return &out
 }
 
 // exprError places an expr-lang error at its column within the file.

@@ -5,6 +5,7 @@ import (
 	"net"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,55 @@ func (f Function) Signature() string {
 		sigs = append(sigs, f.Name+strings.TrimPrefix(ft.String(), "func"))
 	}
 	return strings.Join(sigs, "; ")
+}
+
+// Usage renders the function's signatures in a playbook author's words,
+// for messages: countLines(string, string) int; a function declared for
+// several list types once per distinct rendering.
+func (f Function) Usage() string {
+	var sigs []string
+	for _, t := range f.Types {
+		ft := reflect.TypeOf(t)
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		var in, out []string
+		for i := 0; i < ft.NumIn(); i++ {
+			in = append(in, plainType(ft.In(i)))
+		}
+		for i := 0; i < ft.NumOut(); i++ {
+			out = append(out, plainType(ft.Out(i)))
+		}
+		sig := f.Name + "(" + strings.Join(in, ", ") + ") " + strings.Join(out, ", ")
+		if len(f.Types) > 1 {
+			// one function for each mix of list types reads as one of lists
+			sig = strings.ReplaceAll(sig, "list of string", "list")
+		}
+		if !slices.Contains(sigs, sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	return strings.Join(sigs, "; ")
+}
+
+// plainType names a parameter's type as Usage shows it.
+func plainType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Interface:
+		return "any"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Interface {
+			return "list"
+		}
+		return "list of " + plainType(t.Elem())
+	case reflect.Map:
+		return "map"
+	case reflect.Pointer:
+		return plainType(t.Elem())
+	case reflect.Struct:
+		return t.Name()
+	}
+	return t.String()
 }
 
 // HostPort is an address split into host and numeric port.

@@ -197,6 +197,7 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 	if len(c.errs) > 0 {
 		return nil, c.errs.Sort()
 	}
+	c.plan.Warnings = append(c.plan.Warnings, c.ec.Warnings()...)
 	return c.plan, nil
 }
 

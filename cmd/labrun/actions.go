@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
 	"github.com/labrun/labrun/internal/fields"
 	"github.com/labrun/labrun/runner"
@@ -16,16 +17,21 @@ import (
 // actionsCmd documents every action (spec keys, result fields) and every
 // function expressions can call, from the registry itself.
 func actionsCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "labrun actions: takes no arguments")
+	all := actions.All()
+	switch {
+	case len(args) > 1:
+		fmt.Fprintln(stderr, "labrun actions: takes at most one action name")
 		return exitInvalid
-	}
-	for _, a := range actions.All() {
-		mut := "read-only"
-		if a.Mutates {
-			mut = "changes the system"
+	case len(args) == 1:
+		a, ok := actions.Lookup(args[0])
+		if !ok {
+			fmt.Fprintf(stderr, "labrun actions: no action %q%s; expected one of %s\n", args[0], diag.DidYouMean(args[0], actions.Names()), strings.Join(actions.Names(), ", "))
+			return exitInvalid
 		}
-		fmt.Fprintf(stdout, "%s (%s)\n  %s\n  spec:\n", a.Name, mut, a.Doc)
+		all = []*actions.Info{a}
+	}
+	for _, a := range all {
+		fmt.Fprintf(stdout, "%s (%s)\n  %s\n  spec:\n", a.Name, a.Effect(), a.Doc)
 		if a.Spec.Kind() != reflect.Struct || a.Result.Kind() != reflect.Struct {
 			fmt.Fprintf(stdout, "    NAME: VALUE      names of your choosing\n  result:\n    NAME           the value's type\n\n")
 			continue
@@ -48,6 +54,9 @@ func actionsCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "    %-14s %s\n", n, typeName(fields[n]))
 		}
 		fmt.Fprintln(stdout)
+	}
+	if len(args) == 1 {
+		return exitOK
 	}
 	fmt.Fprintln(stdout, "functions (besides expr-lang's builtins):")
 	for _, f := range runner.DefaultFunctions() {

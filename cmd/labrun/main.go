@@ -37,7 +37,7 @@ Usage:
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
   labrun eval PLAYBOOK EXPR...      evaluate expressions on the results a run left in the journal
   labrun schema [--install DIR]     print the playbook JSON Schema, or install it for editors
-  labrun actions                    list actions, their spec fields and result types, and functions
+  labrun actions [NAME]             list actions (what a step changes, spec fields, result) and functions
   labrun types [NAME]               list every field and method of the results expressions read
   labrun parse KIND [FILE|-]        print the typed result of a tool-output parser as JSON
   labrun version                    print the version
