@@ -30,3 +30,26 @@ func TestCheckSpec(t *testing.T) {
 		t.Errorf("compute's result type is %v, want a struct of port int and name string", result)
 	}
 }
+
+// labrun actions says what a step of each action changes.
+func TestEffect(t *testing.T) {
+	for _, tc := range []struct{ action, want string }{
+		{"write", "writes a file in the output directory; check compares the learner's file instead"},
+		{"run", "read-only unless mutates: true says it changes the system; check skips it then"},
+		{"delete", "changes the cluster: deletes objects; check skips it"},
+		{"get", "read-only"},
+	} {
+		a, ok := Lookup(tc.action)
+		if !ok {
+			t.Fatalf("no action %s", tc.action)
+		}
+		if got := a.Effect(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.action, got, tc.want)
+		}
+	}
+	for _, a := range All() {
+		if a.Mutates && a.Changes == "" {
+			t.Errorf("%s changes the system but does not say what", a.Name)
+		}
+	}
+}
