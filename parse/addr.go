@@ -151,8 +151,35 @@ func ParseAddr(s string) (Addr, error) {
 // netip.ParseAddr allocates nothing for valid input, which matters for the
 // conntrack parser's 200k lines.
 func validIP(s string) bool {
+	if isDottedQuad(s) {
+		return true
+	}
 	ip, err := netip.ParseAddr(s)
 	return err == nil && ip.Zone() == ""
+}
+
+// isDottedQuad reports whether s is an IPv4 address in the form
+// netip.ParseAddr accepts: four fields of 1-3 digits, each at most 255,
+// none with a leading zero. It is the common case of every table, read in
+// one pass; false sends s to netip.ParseAddr, which has the last word.
+func isDottedQuad(s string) bool {
+	fields, n, digits := 0, 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			if digits == 0 || n > 255 || digits > 1 && s[i-digits] == '0' {
+				return false
+			}
+			fields++
+			n, digits = 0, 0
+			continue
+		}
+		d := s[i] - '0'
+		if d > 9 || digits == 3 {
+			return false
+		}
+		n, digits = n*10+int(d), digits+1
+	}
+	return fields == 4
 }
 
 var errPort = errors.New("expected a port number 0-65535")

@@ -137,7 +137,7 @@ func (l CTList) Count(direction, addr string) int {
 	}
 	n := 0
 	for _, e := range l.Entries {
-		if direction != "" && !strings.EqualFold(e.Direction, direction) {
+		if direction != "" && e.Direction != direction && !strings.EqualFold(e.Direction, direction) {
 			continue
 		}
 		if q.match(e.Src) || q.match(e.Dst) {
@@ -183,7 +183,10 @@ func ParseCTList(text string) (CTList, error) {
 		if errs[i] != nil {
 			return CTList{}, errs[i]
 		}
-		n += copy(all[n:], p.Entries)
+		if len(p.Entries) > 0 && &p.Entries[0] != &all[n] { // the first part is in place already
+			copy(all[n:], p.Entries)
+		}
+		n += len(p.Entries)
 		l.Warnings = append(l.Warnings, p.Warnings...)
 	}
 	l.Entries = all[:n]
@@ -375,12 +378,23 @@ func (p *ctParser) line(line string, e *CTEntry) error {
 	e.Extra = noExtra
 	seen := 0
 	for {
-		tok := t.next()
+		tok, eq := t.nextKV()
 		if tok == "" {
 			if t.done() {
 				break
 			}
 			continue // a doubled space
+		}
+		if eq > 0 {
+			bit, err := p.set(e, tok[:eq], tok[eq+1:], &t)
+			if err != nil {
+				return err
+			}
+			if seen&bit != 0 {
+				return errString(tok[:eq] + "= printed twice")
+			}
+			seen |= bit
+			continue
 		}
 		switch tok {
 		case "related":
@@ -397,18 +411,7 @@ func (p *ctParser) line(line string, e *CTEntry) error {
 			e.Remaining, e.HasRemaining = n, true
 			continue
 		}
-		key, val, ok := strings.Cut(tok, "=")
-		if !ok || key == "" {
-			return errString("unexpected " + strconv.Quote(shortToken(tok)) + `, expected key=value`)
-		}
-		bit, err := p.set(e, key, val, &t)
-		if err != nil {
-			return err
-		}
-		if seen&bit != 0 {
-			return errString(key + "= printed twice")
-		}
-		seen |= bit
+		return errString("unexpected " + strconv.Quote(shortToken(tok)) + `, expected key=value`)
 	}
 	return ctComplete(e, seen)
 }
@@ -517,21 +520,23 @@ func (p *ctParser) set(e *CTEntry, key, val string, t *tokenizer) (int, error) {
 		}
 	case "RevNAT":
 		bit = ctRevNAT
-		e.RevNAT, err = strconv.Atoi(val)
+		e.RevNAT, err = parseInt(val)
 	case "SourceSecurityID":
 		bit = ctSourceSecurityID
-		e.SourceSecurityID, err = strconv.Atoi(val)
+		e.SourceSecurityID, err = parseInt(val)
 	case "BackendID":
-		var n uint64
-		n, err = strconv.ParseUint(val, 10, 64)
+		n, ok := shortDecimal(val)
+		if !ok {
+			n, err = strconv.ParseUint(val, 10, 64)
+		}
 		e.BackendID = p.ids.new(ExactUint(n))
 	case "NatPort":
 		var n int
-		n, err = strconv.Atoi(val)
+		n, err = parseInt(val)
 		e.NatPort = p.ints.new(n)
 	case "IfIndex":
 		var n int
-		n, err = strconv.Atoi(val)
+		n, err = parseInt(val)
 		e.IfIndex = p.ints.new(n)
 	default:
 		if len(e.Extra) == 0 {
@@ -567,18 +572,81 @@ func (p *ctParser) flagNames(names string) []string {
 	return f
 }
 
-// parseInt64 is strconv.ParseInt for the decimal numbers of a CT line.
-func parseInt64(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+// parseInt64 is strconv.ParseInt(s, 10, 64) for the decimal numbers of a
+// CT line. Nearly all are short runs of digits, read here directly; the
+// rest (a sign, 19 digits or more, anything not a digit) go to strconv,
+// which decides and words the error exactly as before.
+func parseInt64(s string) (int64, error) {
+	if n, ok := shortDecimal(s); ok {
+		return int64(n), nil
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// parseInt is strconv.Atoi with parseInt64's fast path.
+func parseInt(s string) (int, error) {
+	if n, ok := shortDecimal(s); ok {
+		return int(n), nil
+	}
+	return strconv.Atoi(s)
+}
+
+// shortDecimal reads 1 to 18 decimal digits, which cannot overflow an
+// int64; ok is false for anything else.
+func shortDecimal(s string) (uint64, bool) {
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		n = n*10 + uint64(d)
+	}
+	return n, true
+}
 
 // parseHexInt reads Cilium's %#02x / %#04x values ("0x1a", "0x0013"); a
-// plain decimal is accepted too.
+// plain decimal is accepted too. Up to 8 hex digits (which fit 32 bits)
+// are read directly; anything else goes to strconv.ParseUint as before.
 func parseHexInt(s string) (int, error) {
 	if h, ok := strings.CutPrefix(s, "0x"); ok {
+		if n, ok := shortHex(h); ok {
+			return int(n), nil
+		}
 		n, err := strconv.ParseUint(h, 16, 32)
 		return int(n), err
 	}
+	if n, ok := shortDecimal(s); ok && n <= 1<<32-1 {
+		return int(n), nil
+	}
 	n, err := strconv.ParseUint(s, 10, 32)
 	return int(n), err
+}
+
+// shortHex reads 1 to 8 hex digits; ok is false for anything else.
+func shortHex(s string) (uint32, bool) {
+	if len(s) == 0 || len(s) > 8 {
+		return 0, false
+	}
+	var n uint32
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		n = n<<4 | uint32(c)
+	}
+	return n, true
 }
 
 // tokenizer splits on single spaces. Consecutive spaces yield empty
@@ -601,6 +669,25 @@ func (t *tokenizer) next() string {
 	}
 	t.pos = len(t.s)
 	return rest
+}
+
+// nextKV is next for a key=value token: it also returns the offset of
+// the token's first '=' (-1 when it has none), found in the same pass
+// over the bytes. Tokens are short, so a plain loop beats a call to
+// strings.IndexByte per token and then another per '='.
+func (t *tokenizer) nextKV() (string, int) {
+	s, start, eq := t.s, t.pos, -1
+	i := start
+	for ; i < len(s) && s[i] != ' '; i++ {
+		if s[i] == '=' && eq < 0 {
+			eq = i - start
+		}
+	}
+	t.pos = i
+	if i < len(s) {
+		t.pos++
+	}
+	return s[start:i], eq
 }
 
 func (t *tokenizer) peek() string {

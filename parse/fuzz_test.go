@@ -2,7 +2,10 @@ package parse
 
 import (
 	"encoding/json"
+	"net/netip"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -136,5 +139,40 @@ func FuzzParseAddr(f *testing.F) {
 			}
 		}
 		_ = Addr{IP: s}.Match(s)
+	})
+}
+
+// The conntrack parser's fast paths for numbers and IPv4 addresses agree
+// with strconv and net/netip, which decide everything they pass on:
+// the same value, and an error exactly when they give one.
+func FuzzFastPaths(f *testing.F) {
+	for _, s := range []string{"0", "42", "007", "-1", "+5", "999999999999999999", "9223372036854775808", "0x1a", "0xffffffff", "0x100000000", "0xG", "1.2.3.4", "01.2.3.4", "256.1.1.1", "1.2.3", "1.2.3.4.5", "::1", "1..2.3", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := parseInt64(s)
+		want, werr := strconv.ParseInt(s, 10, 64)
+		if (err == nil) != (werr == nil) || n != want {
+			t.Errorf("parseInt64(%q) = %d, %v; strconv: %d, %v", s, n, err, want, werr)
+		}
+		i, err := parseInt(s)
+		wantI, werr := strconv.Atoi(s)
+		if (err == nil) != (werr == nil) || i != wantI {
+			t.Errorf("parseInt(%q) = %d, %v; strconv: %d, %v", s, i, err, wantI, werr)
+		}
+		h, err := parseHexInt(s)
+		var wantH uint64
+		if rest, ok := strings.CutPrefix(s, "0x"); ok {
+			wantH, werr = strconv.ParseUint(rest, 16, 32)
+		} else {
+			wantH, werr = strconv.ParseUint(s, 10, 32)
+		}
+		if (err == nil) != (werr == nil) || uint64(h) != wantH {
+			t.Errorf("parseHexInt(%q) = %d, %v; strconv: %d, %v", s, h, err, wantH, werr)
+		}
+		ip, err := netip.ParseAddr(s)
+		if got, want := validIP(s), err == nil && ip.Zone() == ""; got != want {
+			t.Errorf("validIP(%q) = %v, netip says %v", s, got, want)
+		}
 	})
 }

@@ -217,8 +217,11 @@ func ParseServiceListTable(text string) (ServiceList, error) {
 		return nil, err
 	}
 	r := newLineReader(text)
-	out := ServiceList{}
+	// at most one service per line: one allocation instead of a slice
+	// regrown (and copied) twenty times over a big table
+	out := make(ServiceList, 0, strings.Count(text, "\n")+1)
 	var t table
+	var row []string // the cells of the current line
 	haveHeader, sawLine := false, false
 	for {
 		line, ok := r.next()
@@ -232,12 +235,13 @@ func ParseServiceListTable(text string) (ServiceList, error) {
 		sawLine = true
 		if first {
 			if t, haveHeader = newTable(line, []string{"ID", "Frontend", "Service Type", "Backend"}); haveHeader {
+				row = make([]string, len(t.starts))
 				continue
 			}
 		}
 		var c []string
 		if haveHeader {
-			if c, ok = t.cells(line); !ok {
+			if c, ok = t.cellsInto(row, line); !ok {
 				return nil, newError(kindServiceList, r.num, line, "line not aligned with the table header")
 			}
 		} else if c, ok = serviceRowCells(line); !ok || first && c[0] != "" && !isDigits(c[0]) {

@@ -99,7 +99,14 @@ func indexRunes(s, sub []rune) int {
 // falls inside a word, which means the line belongs to something else.
 // Column starts count runes; the cells are substrings of line, cut at the
 // byte offsets of those runes (the same offsets in an ASCII line).
-func (t table) cells(line string) (cells []string, ok bool) {
+func (t table) cells(line string) ([]string, bool) {
+	return t.cellsInto(make([]string, len(t.starts)), line)
+}
+
+// cellsInto is cells writing into cells, which has one element per column,
+// so that a loop over a table's lines cuts them all into one slice.
+func (t table) cellsInto(cells []string, line string) ([]string, bool) {
+	clear(cells)
 	line = strings.TrimRight(line, " \t")
 	var offsets []int // byte offset of each rune, then len(line); nil for ASCII
 	for i := 0; i < len(line); i++ {
@@ -117,7 +124,6 @@ func (t table) cells(line string) (cells []string, ok bool) {
 		runes = len(offsets) - 1
 		at = func(n int) int { return offsets[n] }
 	}
-	cells = make([]string, len(t.starts))
 	for i, start := range t.starts {
 		if start > runes {
 			break
