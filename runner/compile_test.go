@@ -24,6 +24,27 @@ func TestValidateLargePlaybook(t *testing.T) {
 	}
 }
 
+// The bench's generated playbooks compile: the exit-code chain the
+// validate rows grow, and the files playbook check's rows grade.
+func TestBenchPlaybooksCompile(t *testing.T) {
+	for name, src := range map[string][]byte{
+		"chain.yaml": runnertest.ExitCodeChain(500),
+		"files.yaml": runnertest.Files(50, "/tmp/files"),
+	} {
+		pb, err := syntax.Load(name, src, actions.Names())
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Compile(pb, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]int{"chain.yaml": 500, "files.yaml": 100}[name]; len(plan.Steps) != want {
+			t.Errorf("%s: %d steps, want %d", name, len(plan.Steps), want)
+		}
+	}
+}
+
 // BenchmarkValidate10k measures `labrun validate` on a generated
 // 10,000-step playbook (goal: under 2 s and 200 MB).
 func BenchmarkValidate10k(b *testing.B) {

@@ -62,11 +62,12 @@ var sections = []section{
 	{"parse", "conntrack text parser at 200k entries", benchParse},
 	{"bpf", "conntrack BPF map dump", benchBPF},
 	{"http", "HTTP requests a lab makes, and the agent's API", benchHTTP},
+	{"growth", "validate, conntrack parse, map read and check at x1, x10, x100", benchGrowth},
 }
 
 // runOrder runs the measurements that need a quiet machine first; the lab
 // runs last, since its pods keep starting and stopping for a while.
-var runOrder = []string{"validate", "parse", "bpf", "http", "exec", "wait", "lab"}
+var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "exec", "wait", "lab"}
 
 // bench is the state the sections share.
 type bench struct {
