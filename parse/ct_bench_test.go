@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/labrun/labrun/parse/parsetest"
@@ -44,14 +42,7 @@ func BenchmarkCTList200kQuery(b *testing.B) {
 // BenchmarkServiceList200k parses a 200k-line service table: 100k
 // services with two backends each.
 func BenchmarkServiceList200k(b *testing.B) {
-	var sb strings.Builder
-	sb.WriteString("ID       Frontend                Service Type   Backend                            \n")
-	for i := 0; i < 100_000; i++ {
-		fe := fmt.Sprintf("10.%d.%d.%d:80/TCP", 96+i>>16, (i>>8)&255, i&255)
-		fmt.Fprintf(&sb, "%-8d %-23s ClusterIP      1 => 10.42.%d.%d:8080/TCP (active)   \n", i+1, fe, (i>>8)&255, i&255)
-		sb.WriteString(strings.Repeat(" ", 48) + "2 => 10.42.1.1:8080/TCP (active)\n")
-	}
-	text := sb.String()
+	text := parsetest.ServiceLines(200_000)
 	if _, err := ParseServiceList(text); err != nil {
 		b.Fatal(err)
 	}

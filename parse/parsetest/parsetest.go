@@ -32,3 +32,18 @@ func CTLines(n int) string {
 	b.WriteString("\n")
 	return b.String()
 }
+
+// ServiceLines returns n lines of `cilium-dbg service list` (n/2 ClusterIP
+// services with two backends each, the second on a line of its own), with
+// the header.
+func ServiceLines(n int) string {
+	var b strings.Builder
+	b.Grow(n * 100)
+	b.WriteString("ID       Frontend                Service Type   Backend                            \n")
+	for i := 0; i < n/2; i++ {
+		fe := fmt.Sprintf("10.%d.%d.%d:80/TCP", 96+i>>16, (i>>8)&255, i&255)
+		fmt.Fprintf(&b, "%-8d %-23s ClusterIP      1 => 10.42.%d.%d:8080/TCP (active)   \n", i+1, fe, (i>>8)&255, i&255)
+		b.WriteString(strings.Repeat(" ", 48) + "2 => 10.42.1.1:8080/TCP (active)\n")
+	}
+	return b.String()
+}
