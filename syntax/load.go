@@ -136,9 +136,63 @@ func yamlError(file string, err error, data []byte) error {
 				return diag.Errorf(diag.Pos{File: file, Line: line, Col: col}, "this mapping key is %d characters long; YAML allows at most 1024 for a key on one line", n)
 			}
 		}
+		if m[2] == "mapping values are not allowed in this context" {
+			if col, ok := colonInPlainValue(data, line); ok {
+				return diag.Errorf(diag.Pos{File: file, Line: line, Col: col}, `invalid YAML: %s: this unquoted value holds ": ", which YAML reads as the start of another key; quote the value ('...' or "...") or write it as a block scalar (|)`, m[2])
+			}
+		}
 		return diag.Errorf(diag.Pos{File: file, Line: line, Col: 1}, "invalid YAML: %s", m[2])
 	}
 	return diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, "invalid YAML: %s", msg)
+}
+
+// colonInPlainValue finds, on line (1-based) of data, the ": " inside a
+// plain (unquoted) value after "key: " that makes yaml.v3 say "mapping
+// values are not allowed in this context" (which it places at column 1 of
+// the line), and returns its column.
+func colonInPlainValue(data []byte, line int) (int, bool) {
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return 0, false
+	}
+	text := strings.TrimRight(lines[line-1], "\r")
+	i := len(text) - len(strings.TrimLeft(text, " "))
+	for strings.HasPrefix(text[i:], "- ") {
+		i += 2
+		for i < len(text) && text[i] == ' ' {
+			i++
+		}
+	}
+	sep := colonAt(text, i)
+	if sep < 0 {
+		return 0, false
+	}
+	v := sep + 1
+	for v < len(text) && text[v] == ' ' {
+		v++
+	}
+	if v >= len(text) || strings.ContainsRune("'\"{[|>&*!#", rune(text[v])) {
+		return 0, false // not a plain scalar
+	}
+	at := colonAt(text, v)
+	if at < 0 {
+		return 0, false
+	}
+	return utf8.RuneCountInString(text[:at]) + 1, true
+}
+
+// colonAt is the index of the first ":" at or after from that is followed
+// by a space or ends the line, as YAML reads a key's end; -1 when none is.
+func colonAt(text string, from int) int {
+	for j := from; j < len(text); j++ {
+		if text[j] == ' ' && j+1 < len(text) && text[j+1] == '#' {
+			return -1 // a comment
+		}
+		if text[j] == ':' && (j+1 == len(text) || text[j+1] == ' ') {
+			return j
+		}
+	}
+	return -1
 }
 
 // longKey finds a plain mapping key longer than YAML's 1024-character
@@ -507,6 +561,14 @@ func (d *decoder) condition(n *yaml.Node, that *Text, v reflect.Value, what stri
 	switch {
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
 		*that = Text{Value: n.Value, Pos: d.pos(n), Node: n}
+	case n.Kind == yaml.MappingNode && len(n.Content) == 2 && looksLikeExpression(n.Content[0]):
+		// "- partialMatch(result, {"a": 1})": the ": " made YAML read a
+		// mapping whose key is the condition's start
+		k := n.Content[0]
+		p := d.pos(k)
+		p.Col += utf8.RuneCountInString(k.Value)
+		d.errs.Add(p, `YAML read %s as a mapping because it holds ": " unquoted: quote the whole condition ('...' or "...")`, what)
+		return false
 	case n.Kind == yaml.MappingNode:
 		d.decodeStruct(n, v)
 	default:
@@ -514,6 +576,12 @@ func (d *decoder) condition(n *yaml.Node, that *Text, v reflect.Value, what stri
 		return false
 	}
 	return true
+}
+
+// looksLikeExpression tells a mapping key that is the start of an
+// expression (a call, a comparison, a quote) from a key such as "that".
+func looksLikeExpression(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Style == 0 && strings.ContainsAny(k.Value, "()[]{}\"'=<>!&| .")
 }
 
 // failWhen reads a step's failWhen: an expression string, or a mapping
