@@ -268,3 +268,16 @@ func atMostOne(spec *eval.Value, keys ...string) diag.List {
 	}
 	return errs
 }
+
+// SpecError is a problem with one value of a step's spec that only the
+// rendered spec shows (a loose path the rendered file does not have). Key
+// is the spec key holding the value and Text the value as written; the
+// runner places the error there in the playbook.
+type SpecError struct {
+	Key, Text string
+	Err       error
+}
+
+func (e *SpecError) Error() string { return e.Err.Error() }
+
+func (e *SpecError) Unwrap() error { return e.Err }

@@ -27,9 +27,14 @@ type WriteSpec struct {
 	Text   *string           `yaml:"text" doc:"Text written as is (a final newline is added when missing)."`
 	KV     any               `yaml:"kv" doc:"Mapping written as key=value lines, in order."`
 	Schema string            `yaml:"schema" doc:"JSON Schema file (relative to the playbook) the JSON content must satisfy; checked before the file is written."`
-	Loose  any               `yaml:"loose" doc:"Values whose content changes from run to run (a duration, say), which labrun check compares by type only: a list of paths (seconds, after.identity, pods[*].ip), or a mapping of path: why its value may differ (labrun test then accepts the path as loose on purpose)."`
+	Loose  LoosePaths        `yaml:"loose" doc:"Values whose content changes from run to run (a duration, say), which labrun check compares by type only: a list of paths (seconds, after.identity, pods[*].ip), or a mapping of path: why its value may differ (labrun test then accepts the path as loose on purpose)."`
 	Hints  map[string]string `yaml:"hints" doc:"Hints shown by labrun check when a learner's value is wrong, by path (key, after.identity, pods[*].ip); the hint of the longest path that holds the value applies."`
 }
+
+// LoosePaths is the value of a write step's loose key: a list of paths,
+// or a mapping of path to the reason its value may differ. A type of its
+// own so that the editor schema can say so.
+type LoosePaths any
 
 // WriteResult describes the file written (or, in check mode, compared).
 type WriteResult struct {

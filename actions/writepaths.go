@@ -214,20 +214,21 @@ func newGrading(rt *Runtime, spec *WriteSpec, path string) (*Grading, error) {
 	}
 	data := jsonRoundTrip(spec.JSON)
 	var errs []error
-	check := func(key string, p keypath.Path) {
+	check := func(key, text string) {
+		p, err := keypath.Parse(text)
+		if err != nil {
+			errs = append(errs, &SpecError{Key: key, Text: text, Err: fmt.Errorf("%s: %v", key, err)})
+			return
+		}
 		if why := renderedLacks(data, p, nil); why != "" {
-			errs = append(errs, fmt.Errorf("%s %s: the file as rendered has no such value: %s", key, p, why))
+			errs = append(errs, &SpecError{Key: key, Text: text, Err: fmt.Errorf("%s %s: the file as rendered has no such value: %s", key, p, why)})
 		}
 	}
 	for _, l := range g.loose {
-		check("loose", l.Path)
+		check("loose", l.Path.String())
 	}
-	for k := range spec.Hints {
-		p, err := keypath.Parse(k)
-		if err != nil {
-			return nil, fmt.Errorf("hints: %v", err)
-		}
-		check("hints", p)
+	for _, k := range slices.Sorted(maps.Keys(spec.Hints)) {
+		check("hints", k)
 	}
 	return g, errors.Join(errs...)
 }

@@ -281,3 +281,24 @@ func (v *Value) Exprs() []*Expr {
 	}
 	return out
 }
+
+// Locate is where text is written under key of a mapping value: the list
+// item or mapping key equal to text, else key itself (the value's own
+// position when it has no such key).
+func (v *Value) Locate(key, text string) diag.Pos {
+	x := v.Lookup(key)
+	if x == nil {
+		return v.KeyPos(key)
+	}
+	for _, item := range x.Items() {
+		if lit, ok := item.Literal(); ok && fmt.Sprint(lit) == text {
+			return item.Pos
+		}
+	}
+	for _, k := range x.Keys() {
+		if k == text {
+			return x.KeyPos(k)
+		}
+	}
+	return v.KeyPos(key)
+}

@@ -228,7 +228,10 @@ func oneActionOnly(keys []string) *obj {
 	return deps
 }
 
-var durationType = reflect.TypeOf(time.Duration(0))
+var (
+	durationType = reflect.TypeOf(time.Duration(0))
+	looseType    = reflect.TypeOf((*actions.LoosePaths)(nil)).Elem()
+)
 
 // specSchema describes an action spec type. Every non-string field also
 // accepts a whole ${{ }} expression, since the value may come from an
@@ -242,6 +245,12 @@ func specSchema(t reflect.Type) *obj {
 	}
 	if t == durationType {
 		return withTemplate(newObj("$ref", "#/$defs/duration"))
+	}
+	if t == looseType {
+		return newObj("anyOf", []any{
+			newObj("type", "array", "items", newObj("type", "string")),
+			newObj("type", "object", "additionalProperties", newObj("type", "string", "minLength", 1)),
+		})
 	}
 	switch t.Kind() {
 	case reflect.String:

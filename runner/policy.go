@@ -10,6 +10,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/cluster"
+	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
 )
 
@@ -50,7 +51,30 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 	default:
 		res, err = a.poll()
 	}
-	return res, a.n, err
+	return res, a.n, placeSpecError(s, err)
+}
+
+// placeSpecError puts an action's error about one value of its spec at
+// that value in the playbook, with the others joined to it.
+func placeSpecError(s *StepPlan, err error) error {
+	var errs []error
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	} else if err != nil {
+		errs = []error{err}
+	}
+	placed := false
+	for i, e := range errs {
+		var se *actions.SpecError
+		if errors.As(e, &se) {
+			errs[i] = diag.Errorf(s.Spec.Locate(se.Key, se.Text), "%v", se.Err)
+			placed = true
+		}
+	}
+	if !placed {
+		return err
+	}
+	return errors.Join(errs...)
 }
 
 // attempts runs one step's action with its rendered spec and counts the
