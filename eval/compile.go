@@ -86,6 +86,12 @@ type Compiler struct {
 	// configurations per compute step while the compute steps are built.
 	stale map[string]bool
 
+	// compiled keeps expressions that read neither steps nor vars by
+	// their source, configuration and wanted kind: such an expression
+	// (result.exitCode == 0, in step after step) type-checks the same
+	// everywhere its configuration does, so it is checked once.
+	compiled map[compiledKey]*Expr
+
 	// warnings are what compiling points out without refusing (# in a
 	// nested closure); validate prints them.
 	warnings diag.List
@@ -126,7 +132,7 @@ func NewCompiler(funcs []Function) *Compiler {
 // Functions lists the functions expressions can call.
 func (c *Compiler) Functions() []Function { return c.funcs }
 
-func (c *Compiler) changed() { c.layout, c.configs, c.stale = nil, nil, nil }
+func (c *Compiler) changed() { c.layout, c.configs, c.stale, c.compiled = nil, nil, nil, nil }
 
 // Settle drops a layout that has stale steps, so that expressions compiled
 // from now on, and environments made, use the final one.
@@ -311,12 +317,25 @@ func (c *Compiler) config(sc scope) (*conf.Config, reflect.Type) {
 	return cfg, et
 }
 
+// compiledKey names an expression compiled against one configuration.
+type compiledKey struct {
+	src  string
+	cfg  *conf.Config
+	want reflect.Kind
+}
+
 // Compile checks and compiles src, an expression written at pos.
 func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sc := scope{result: ctx.Result, item: ctx.Item}
 	cfg, _ := c.config(sc)
+	key := compiledKey{src, cfg, ctx.Want}
+	if e, ok := c.compiled[key]; ok {
+		again := *e
+		again.Pos = pos
+		return &again, nil
+	}
 	if err := nonASCIIName(src, pos); err != nil {
 		return nil, err
 	}
@@ -342,6 +361,12 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, compiler: c, scope: sc, envType: et}
 	if t := preciseType(*prog.Node().Nature()); t != nil && t.Kind() != reflect.Interface {
 		e.Type = t
+	}
+	if len(refs) == 0 && !wholeSteps && c.configs[sc] == cfg {
+		if c.compiled == nil {
+			c.compiled = map[compiledKey]*Expr{}
+		}
+		c.compiled[key] = e
 	}
 	return e, nil
 }

@@ -339,3 +339,40 @@ func TestRedeclaredStepKeepsLayoutUntilRead(t *testing.T) {
 		}
 	}
 }
+
+// An expression that reads neither steps nor vars is type-checked once per
+// configuration and kept with each place it is written; one that reads
+// steps is checked where it stands every time, since what it may read
+// depends on that place; a failed one fails every time.
+func TestCompileKeepsContextFreeExpressions(t *testing.T) {
+	c := testCompiler()
+	ctx := Context{Step: 1, Result: reflect.TypeOf(fakeResult{}), Want: reflect.Bool}
+	a, err := c.Compile("result.exitCode == 0", diag.Pos{File: "p.yaml", Line: 4, Col: 9}, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Compile("result.exitCode == 0", diag.Pos{File: "p.yaml", Line: 8, Col: 9}, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b || a.Pos.Line != 4 || b.Pos.Line != 8 || a.prog != b.prog {
+		t.Errorf("the second compile should share the program at its own place: %v %v, same program %v", a.Pos, b.Pos, a.prog == b.prog)
+	}
+	if _, err := c.Compile("result.exitCode == 0", diag.Pos{}, Context{Step: 1, Want: reflect.Bool}); err == nil || !strings.Contains(err.Error(), "result is not available here") {
+		t.Errorf("without a result: %v", err)
+	}
+	for range 2 {
+		if _, err := c.Compile("1 + 'a'", diag.Pos{}, Context{Step: 1}); err == nil {
+			t.Error("1 + 'a' compiled")
+		}
+	}
+	if _, err := c.Compile("steps.second.stdout", diag.Pos{}, Context{Step: 1}); err == nil {
+		t.Error("steps.second compiled at step 1")
+	}
+	if _, err := c.Compile("steps.second.stdout", diag.Pos{}, Context{Step: 2}); err != nil {
+		t.Errorf("steps.second at step 2: %v", err)
+	}
+	if _, err := c.Compile("steps.second.stdout", diag.Pos{}, Context{Step: 1}); err == nil {
+		t.Error("steps.second compiled at step 1 after it compiled at step 2")
+	}
+}
