@@ -7,6 +7,7 @@ import (
 	"net"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/labrun/labrun/cluster"
@@ -17,8 +18,9 @@ import (
 // client-go: the errors its reflector backs off on and its request retry
 // takes as "the server did not answer" (utilnet.IsConnectionRefused,
 // IsConnectionReset, IsProbableEOF, IsHTTP2ConnectionLost), a 429 or a
-// 5xx answer, a network timeout, and an exec stream that ended without
-// its exit status. The cluster calls that read defer it on their error;
+// 5xx answer (an exec's refused upgrade included), a network timeout, an
+// exec stream that was never set up, and one that ended without its exit
+// status. The cluster calls that read defer it on their error;
 // whether to call again is the caller's decision, which knows whether the
 // step changes the system.
 func transient(errp *error) {
@@ -46,6 +48,17 @@ func transientReason(err error) string {
 	case utilnet.IsProbableEOF(err):
 		return "connection closed"
 	}
+	var uf *httpstream.UpgradeFailureError
+	if errors.As(err, &uf) {
+		// An exec's upgrade refused: by the API server, or by the kubelet
+		// it could not reach (UpgradeFailureError does not unwrap).
+		if code := statusCode(uf.Cause); code == 429 || code >= 500 {
+			return fmt.Sprintf("exec upgrade refused with %d", code)
+		}
+		if code := statusCode(uf.Cause); code != 0 {
+			return ""
+		}
+	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		if s := status.Status(); s.Code == 429 || s.Code >= 500 {
@@ -57,6 +70,11 @@ func transientReason(err error) string {
 	// client-go reports as context.DeadlineExceeded, not a net.Error).
 	if errors.As(err, &netErr) && netErr.Timeout() && !errors.Is(err, context.DeadlineExceeded) {
 		return "timeout"
+	}
+	// SPDY, an exec's fallback, says only in words that its stream was
+	// never set up (a kubelet restarting: "error dialing backend").
+	if spdyNotStarted(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return "exec stream not set up"
 	}
 	return ""
 }

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/rest"
 
 	"github.com/labrun/labrun/cluster"
@@ -155,6 +158,9 @@ func TestTransientReasons(t *testing.T) {
 	}{
 		{wrapErr(ErrExitStatusLost, "exec", `"cat" in pod "web"`, nil), "exit status lost"},
 		{fmt.Errorf("%w: %w", errSessionLost, errors.New("websocket: close 1006")), "exit status lost"},
+		{wrapErr(&httpstream.UpgradeFailureError{Cause: apierrors.NewInternalError(errors.New("error dialing backend: dial tcp 10.250.42.2:10250: connect: connection refused"))}, "exec", "cat", nil), "exec upgrade refused with 500"},
+		{wrapErr(&httpstream.UpgradeFailureError{Cause: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web", errors.New("no"))}, "exec", "cat", nil), ""},
+		{wrapErr(errors.New("error dialing backend: dial tcp 10.250.42.2:10250: connect: connection refused"), "exec", "cat", nil), "exec stream not set up"},
 		{wrapErr(context.DeadlineExceeded, "list", "pods", nil), ""},
 		{wrapErr(context.Canceled, "list", "pods", nil), ""},
 		{errors.New("exec: no command given"), ""},

@@ -42,17 +42,7 @@ steps:
 		code := Main(append(args, pb), &stdout, &stderr)
 		return stdout.String() + stderr.String(), code
 	}
-	status := func() map[string]any {
-		data, err := os.ReadFile(filepath.Join(out, outdir.StatusFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(data, &m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	status := func() map[string]any { return readManifest(t, out) }
 	if got, code := run("run"); code != 0 || !strings.Contains(got, "outputs: "+out+"\n") {
 		t.Fatalf("first run: exit %d\n%s", code, got)
 	}
@@ -79,4 +69,61 @@ steps:
 	if got, _ := run("check"); strings.Contains(got, "warning:") {
 		t.Errorf("check after a passed run warns:\n%s", got)
 	}
+}
+
+// A SIGKILLed fresh run leaves its manifest at "running" with the files it
+// finished; `--from` the step it was killed in completes the lab, and
+// check then passes the files without a warning. The kill comes once the
+// step's program has started (it writes its pid into a FIFO), not after a
+// sleep.
+func TestKilledRunResumedPassesCheck(t *testing.T) {
+	fifo, pb := fifoPlaybook(t, `name: killed
+vars: {out: x, fifo: x, block: "no"}
+outputDir: ${{ vars.out }}
+steps:
+  - id: first
+    write: {path: first.json, json: {n: 1}}
+  - id: long
+    run: {argv: [sh, -c, 'if [ "$1" = yes ]; then echo $$ > "$2"; exec sleep 60; fi; echo done', sh, "${{ vars.block }}", "${{ vars.fifo }}"]}
+  - id: second
+    write: {path: second.txt, text: "${{ trim(steps.long.stdout) }}"}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	var output lockedBuffer
+	cmd, exited := startLabrun(t, &output, "run", "--no-progress", "--set", "out="+out, "--set", "fifo="+fifo, "--set", "block=yes", pb)
+	watchPids(t, fifo, exited, &output)
+	cmd.Process.Kill()
+	if code := waitExit(t, cmd, exited, &output); code != -1 {
+		t.Fatalf("labrun exit %d after SIGKILL, want -1 (killed)", code)
+	}
+	st := readManifest(t, out)
+	if st["status"] != "running" || !slices.Equal(st["files"].([]any), []any{"first.json"}) {
+		t.Errorf("killed run's manifest: %v", st)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"run", "--no-progress", "--set", "out=" + out, "--set", "fifo=" + fifo, "--from", "long", pb}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--from long: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	st = readManifest(t, out)
+	if st["status"] != "passed" || st["from"] != "long" || !slices.Equal(st["files"].([]any), []any{"first.json", "second.txt"}) {
+		t.Errorf("resumed run's manifest: %v", st)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := Main([]string{"check", "--no-progress", "--set", "out=" + out, "--set", "fifo=" + fifo, pb}, &stdout, &stderr); code != 0 || strings.Contains(stdout.String(), "warning") {
+		t.Errorf("check after the resumed run: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+func readManifest(t *testing.T, out string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, outdir.StatusFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
