@@ -350,6 +350,9 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if err := checkConstRegexps(tree); err != nil {
 		return nil, exprError(src, pos, err)
 	}
+	if err := c.checkConstArgs(tree); err != nil {
+		return nil, exprError(src, pos, err)
+	}
 	c.nestedPointers(src, pos, tree.Node)
 	if c.readsStale(refs, wholeSteps) {
 		c.changed()

@@ -20,6 +20,10 @@ type Function struct {
 	Doc   string
 	Fn    func(args ...any) (any, error)
 	Types []any
+	// CheckConst, when set, checks a constant first argument when the
+	// expression is compiled (file's path must exist), so validate
+	// refuses what the step would fail on.
+	CheckConst func(arg string) error
 }
 
 // Signature renders the function's declared types for `labrun actions`.

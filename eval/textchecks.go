@@ -60,6 +60,35 @@ func checkConstRegexps(tree *parser.Tree) error {
 	return nil
 }
 
+// checkConstArgs runs the CheckConst of each function called with a
+// constant first argument, placing its error at the argument.
+func (c *Compiler) checkConstArgs(tree *parser.Tree) error {
+	var err *file.Error
+	ast.Find(tree.Node, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallNode)
+		if !ok || err != nil || len(call.Arguments) == 0 {
+			return false
+		}
+		id, ok := call.Callee.(*ast.IdentifierNode)
+		s, isString := call.Arguments[0].(*ast.StringNode)
+		if !ok || !isString {
+			return false
+		}
+		for _, f := range c.funcs {
+			if f.Name == id.Value && f.CheckConst != nil {
+				if e := f.CheckConst(s.Value); e != nil {
+					err = &file.Error{Location: s.Location(), Message: e.Error()}
+				}
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return err.Bind(tree.Source)
+	}
+	return nil
+}
+
 type regexpVisitor struct{ err *file.Error }
 
 func (v *regexpVisitor) Visit(node *ast.Node) {

@@ -159,7 +159,11 @@ func Load(path string, opts Options) (*Plan, error) {
 func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 	funcs := opts.Functions
 	if funcs == nil {
-		funcs = DefaultFunctions()
+		dir, err := filepath.Abs(filepath.Dir(pb.File))
+		if err != nil {
+			return nil, err
+		}
+		funcs = Functions(dir)
 	}
 	c := &compiler{
 		pb:   pb,

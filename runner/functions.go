@@ -14,8 +14,15 @@ import (
 // typed parser per tool output format (parseCiliumStatus(text) and so on),
 // whose declared result types let validate check every field a playbook
 // reads from parsed output.
-func DefaultFunctions() []eval.Function {
-	funcs := eval.Builtins()
+//
+// file(path) reads from the playbook's directory, which DefaultFunctions
+// does not know: it is listed, but reads nothing; Functions(dir) binds it.
+func DefaultFunctions() []eval.Function { return Functions("") }
+
+// Functions is DefaultFunctions with file(path) reading from dir, the
+// playbook's directory.
+func Functions(dir string) []eval.Function {
+	funcs := append(eval.Builtins(), eval.FileFunction(dir))
 	for _, p := range parse.All {
 		funcs = append(funcs, parserFunction(p))
 	}
