@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"reflect"
+	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -35,6 +37,8 @@ that describe themselves are read without their header (grep'd output:
 service list, bpf lb list, bpftool net show, ss, netstat). Output cut
 mid-line (no final newline), a row missing a field every version prints,
 and rows of another command are refused with the line and the reason.
+A file of testbed/captures is read after its "# command:" header lines
+(line numbers in errors still count them).
 
 --fields lists the fields and methods of the kind's result instead, as
 expressions read them (labrun types KIND).
@@ -109,8 +113,13 @@ func parseCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labrun parse: %v\n", err)
 		return exitInvalid
 	}
-	v, err := p.Parse(text.String())
+	body, skipped := captureBody(text.String())
+	v, err := p.Parse(body)
 	if err != nil {
+		var pe *parse.Error
+		if errors.As(err, &pe) && pe.Line > 0 && skipped > 0 {
+			pe.Line += skipped // a line of the file, header included
+		}
 		fmt.Fprintf(stderr, "labrun parse: %v\n", err)
 		return exitFailed
 	}
@@ -140,6 +149,30 @@ func parseCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// captureLine is a line of the header testbed/captures files start with
+// ("# command: ...", "# cilium: v1.20.1", "# tool: ...", "# exit: 0").
+var captureLine = regexp.MustCompile(`^# [a-z][a-z0-9_-]*: `)
+
+// captureBody returns the command's output of a file in the format of
+// testbed/captures (the lines after its "# command:" header), and how many
+// header lines it skipped; other text is returned whole. No tool's output
+// starts with "# command: ", so the header is never part of an output.
+func captureBody(text string) (string, int) {
+	if !strings.HasPrefix(text, "# command: ") {
+		return text, 0
+	}
+	n := 0
+	for captureLine.MatchString(text) {
+		_, rest, found := strings.Cut(text, "\n")
+		n++
+		if !found {
+			return "", n
+		}
+		text = rest
+	}
+	return text, n
 }
 
 func printParseUsage(w io.Writer) {
