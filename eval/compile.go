@@ -46,6 +46,15 @@ const (
 	// its position in the list (from 0).
 	RootItem  = "item"
 	RootIndex = "index"
+	// RootMode is the run's mode: ModeSolve (labrun run) or ModeCheck
+	// (labrun check), so an expression can tell them apart.
+	RootMode = "mode"
+)
+
+// The values of mode.
+const (
+	ModeSolve = "solve"
+	ModeCheck = "check"
 )
 
 // stepInfo is what the compiler knows of a step when checking references.
@@ -285,6 +294,7 @@ func (l *layout) envType(sc scope) reflect.Type {
 		{Name: "Vars", Type: l.vars, Tag: `expr:"vars"`},
 		{Name: "Steps", Type: reflect.PointerTo(l.steps), Tag: `expr:"steps"`},
 		{Name: "Env", Type: l.env, Tag: `expr:"env"`},
+		{Name: "Mode", Type: reflect.TypeOf(""), Tag: `expr:"mode"`},
 	}
 	if sc.result != nil {
 		fields = append(fields, reflect.StructField{Name: "Result", Type: resultField(sc.result), Tag: `expr:"result"`})

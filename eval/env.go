@@ -29,6 +29,7 @@ type Env struct {
 	// item and index are the current item of a step with loop.
 	item  reflect.Value
 	index int
+	mode  string // ModeSolve or ModeCheck
 }
 
 // NewEnv returns an environment for the compiler's declarations, with
@@ -44,6 +45,9 @@ func (c *Compiler) NewEnv() *Env {
 		env:   reflect.New(l.env).Elem(),
 	}
 }
+
+// SetMode sets what mode reads: ModeSolve or ModeCheck.
+func (e *Env) SetMode(mode string) { e.mode = mode }
 
 // SetVar stores a variable's value, converting it to the declared type.
 func (e *Env) SetVar(name string, v any) error {
@@ -188,7 +192,7 @@ func (e *Env) root(et reflect.Type) reflect.Value {
 		r.Field(1).Set(p)
 	}
 	r.Field(2).Set(adapt(e.env, et.Field(2).Type))
-	// then Result, Item and Index, each when the scope has it
+	// then Mode, and Result, Item and Index, each when the scope has it
 	for i := 3; i < et.NumField(); i++ {
 		f := r.Field(i)
 		var v reflect.Value
@@ -199,6 +203,8 @@ func (e *Env) root(et reflect.Type) reflect.Value {
 			v = e.item
 		case "Index":
 			v = reflect.ValueOf(e.index)
+		case "Mode":
+			v = reflect.ValueOf(e.mode)
 		}
 		if v.IsValid() && v.Type().AssignableTo(f.Type()) {
 			f.Set(v)

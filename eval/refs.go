@@ -34,6 +34,11 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 	}
 	v := &refVisitor{}
 	ast.Walk(&root, v)
+	for _, cmp := range v.modeCompares {
+		if s := cmp.value.Value; s != ModeSolve && s != ModeCheck {
+			fail(cmp.value, "mode is %q or %q, never %q%s", ModeSolve, ModeCheck, s, diag.DidYouMean(s, []string{ModeSolve, ModeCheck}))
+		}
+	}
 	for _, chain := range v.chains {
 		names := chain.names
 		if len(names) >= 2 && (names[0] == RootSteps || names[0] == RootVars) {
@@ -235,12 +240,26 @@ type chain struct {
 
 type refVisitor struct {
 	chains []chain
+	// modeCompares are the string literals mode is compared with.
+	modeCompares []modeCompare
 }
+
+// modeCompare is mode == "..." (or !=), for a check of the literal.
+type modeCompare struct{ value *ast.StringNode }
 
 // Visit collects the longest identifier.member.member chains. ast.Walk
 // visits children first, so inner chains are seen before outer ones and
 // replaced by them.
 func (v *refVisitor) Visit(node *ast.Node) {
+	if b, ok := (*node).(*ast.BinaryNode); ok && (b.Operator == "==" || b.Operator == "!=") {
+		for _, pair := range [][2]ast.Node{{b.Left, b.Right}, {b.Right, b.Left}} {
+			id, isID := pair[0].(*ast.IdentifierNode)
+			lit, isLit := pair[1].(*ast.StringNode)
+			if isID && isLit && id.Value == RootMode {
+				v.modeCompares = append(v.modeCompares, modeCompare{value: lit})
+			}
+		}
+	}
 	names, ok := memberChain(*node)
 	if !ok || len(names) == 0 {
 		return

@@ -249,6 +249,10 @@ func (e *cleanupTimeout) Error() string {
 // prepare evaluates variables and the output directory.
 func (r *Runner) prepare() error {
 	r.env = r.Plan.compiler.NewEnv()
+	r.env.SetMode(eval.ModeSolve)
+	if r.Runtime.Mode == actions.Check {
+		r.env.SetMode(eval.ModeCheck)
+	}
 	getenv := r.Environ
 	if getenv == nil {
 		getenv = os.Getenv
