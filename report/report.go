@@ -89,10 +89,44 @@ type junitMessage struct {
 	Body    string `xml:",chardata"`
 }
 
-// JUnit renders one test suite with a test case per step.
+// JUnit renders a test case per step: in one test suite, or for a lab
+// with tasks one suite per task (its steps, in the order they ended),
+// named by its number and title, then one of the lab's name for the steps
+// of no task (finally steps, a parallel step that groups several tasks).
 func JUnit(o *runner.Outcome) ([]byte, error) {
-	s := junitSuite{Name: o.Name, Time: fmt.Sprintf("%.3f", o.Seconds)}
+	var suites []junitSuite
+	if len(o.Tasks) == 0 {
+		suites = append(suites, junitSuiteOf(o, o.Name, o.Seconds, o.Steps))
+	}
+	byTask := map[int][]*runner.StepRecord{}
 	for _, r := range o.Steps {
+		byTask[r.Task] = append(byTask[r.Task], r)
+	}
+	for _, t := range o.Tasks {
+		var secs float64
+		for _, r := range byTask[t.Number] {
+			secs += r.Seconds
+		}
+		suites = append(suites, junitSuiteOf(o, fmt.Sprintf("%s: task %d: %s", o.Name, t.Number, t.Title), secs, byTask[t.Number]))
+	}
+	if rest := byTask[0]; len(o.Tasks) > 0 && len(rest) > 0 {
+		var secs float64
+		for _, r := range rest {
+			secs += r.Seconds
+		}
+		suites = append(suites, junitSuiteOf(o, o.Name, secs, rest))
+	}
+	b, err := xml.MarshalIndent(junitSuites{Suites: suites}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// junitSuiteOf is the suite name of the step records recs.
+func junitSuiteOf(o *runner.Outcome, name string, seconds float64, recs []*runner.StepRecord) junitSuite {
+	s := junitSuite{Name: name, Time: fmt.Sprintf("%.3f", seconds)}
+	for _, r := range recs {
 		c := junitCase{Name: r.ID, Classname: o.Name, Time: fmt.Sprintf("%.3f", r.Seconds)}
 		if r.Parallel != "" {
 			// CI views group test cases by class: one per branch
@@ -121,11 +155,7 @@ func JUnit(o *runner.Outcome) ([]byte, error) {
 		s.Cases = append(s.Cases, c)
 	}
 	s.Tests = len(s.Cases)
-	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte(xml.Header), append(b, '\n')...), nil
+	return s
 }
 
 func failureText(r *runner.StepRecord) (string, string) {
