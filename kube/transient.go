@@ -7,8 +7,8 @@ import (
 	"net"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/labrun/labrun/cluster"
 )
