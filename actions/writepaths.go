@@ -130,25 +130,30 @@ func literalLacks(v *eval.Value, p, at keypath.Path) string {
 			return fmt.Sprintf("%s is a list; write %s[*] for its items", show(at), show(at))
 		}
 		items := v.Items()
-		if len(items) == 0 {
-			return ""
-		}
-		first := ""
-		for _, item := range items {
-			why := literalLacks(item, p[1:], at.Index(-1))
-			if why == "" {
-				return ""
-			}
-			if first == "" {
-				first = why
-			}
-		}
-		return first
+		return anyItemHas(len(items), func(i int) string { return literalLacks(items[i], p[1:], at.Index(-1)) })
 	}
 	if _, ok := v.Literal(); ok {
 		return fmt.Sprintf("%s is a single value, not an object or a list", show(at))
 	}
 	return ""
+}
+
+// anyItemHas says why none of a list's n items has a value (lacks(i)
+// says why item i does not), or "" when one has it or the list is empty:
+// items of a list share a shape, and an empty list may have items another
+// time.
+func anyItemHas(n int, lacks func(i int) string) string {
+	first := ""
+	for i := 0; i < n; i++ {
+		why := lacks(i)
+		if why == "" {
+			return ""
+		}
+		if first == "" {
+			first = why
+		}
+	}
+	return first
 }
 
 // renderedLacks says why the rendered value x (JSON data) has no value at
@@ -174,17 +179,7 @@ func renderedLacks(x any, p, at keypath.Path) string {
 		if !seg.Item {
 			return fmt.Sprintf("%s is a list; write %s[*] for its items", show(at), show(at))
 		}
-		first := ""
-		for _, item := range v {
-			why := renderedLacks(item, p[1:], at.Index(-1))
-			if why == "" {
-				return ""
-			}
-			if first == "" {
-				first = why
-			}
-		}
-		return first
+		return anyItemHas(len(v), func(i int) string { return renderedLacks(v[i], p[1:], at.Index(-1)) })
 	}
 	return fmt.Sprintf("%s is %s, not an object or a list", show(at), jsonKind(x))
 }
