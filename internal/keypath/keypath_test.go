@@ -66,3 +66,24 @@ func TestMatchAndCovers(t *testing.T) {
 		t.Errorf("Top: %s", top)
 	}
 }
+
+// A path that parses is written back as it parses: the text check's
+// messages print is one an author can paste into loose or hints.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"seconds", "after.identity", "pods[*].ip", "m[*][*]", "a..b", "[*]", "p[0]", "a]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := Parse(s)
+		if err != nil {
+			return
+		}
+		q, err := Parse(p.String())
+		if err != nil {
+			t.Fatalf("%q parsed as %s, which does not parse: %v", s, p, err)
+		}
+		if q.String() != p.String() || !q.Match(p) {
+			t.Fatalf("%q: %s parsed again as %s", s, p, q)
+		}
+	})
+}
