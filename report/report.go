@@ -103,24 +103,26 @@ func JUnit(o *runner.Outcome) ([]byte, error) {
 		byTask[r.Task] = append(byTask[r.Task], r)
 	}
 	for _, t := range o.Tasks {
-		var secs float64
-		for _, r := range byTask[t.Number] {
-			secs += r.Seconds
-		}
-		suites = append(suites, junitSuiteOf(o, fmt.Sprintf("%s: task %d: %s", o.Name, t.Number, t.Title), secs, byTask[t.Number]))
+		recs := byTask[t.Number]
+		suites = append(suites, junitSuiteOf(o, fmt.Sprintf("%s: task %d: %s", o.Name, t.Number, t.Title), stepSeconds(recs), recs))
 	}
 	if rest := byTask[0]; len(o.Tasks) > 0 && len(rest) > 0 {
-		var secs float64
-		for _, r := range rest {
-			secs += r.Seconds
-		}
-		suites = append(suites, junitSuiteOf(o, o.Name, secs, rest))
+		suites = append(suites, junitSuiteOf(o, o.Name, stepSeconds(rest), rest))
 	}
 	b, err := xml.MarshalIndent(junitSuites{Suites: suites}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// stepSeconds is the time of a suite of steps: the sum of theirs.
+func stepSeconds(recs []*runner.StepRecord) float64 {
+	var secs float64
+	for _, r := range recs {
+		secs += r.Seconds
+	}
+	return secs
 }
 
 // junitSuiteOf is the suite name of the step records recs.

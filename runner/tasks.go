@@ -239,6 +239,9 @@ func (r *Runner) taskRecords(recs []*StepRecord) []*TaskRecord {
 			switch {
 			case rec.Status == Failed && tr.Status != Failed:
 				tr.Status, tr.Reason = Failed, rec.FirstReason()
+				if s.Task != t {
+					tr.Reason = fmt.Sprintf("step %s of task %d, which it reads: %s", s.ID, s.Task.Number, tr.Reason)
+				}
 			case rec.Status == Interrupted && tr.Status == Passed:
 				tr.Status, tr.Reason = Interrupted, "interrupted"
 			case rec.Status == Skipped && !rec.skipFinal && tr.Status == Passed:
