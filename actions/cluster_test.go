@@ -302,6 +302,21 @@ func TestCiliumDefaults(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cilium-dbg status in kube-system/p-1 exited with code 1: agent not ready") {
 		t.Errorf("failed cilium-dbg: %v", err)
 	}
+	// cilium-dbg's words for an agent that does not answer (its API socket
+	// down while it restarts) make the failure transient, for the runner
+	// to try again; any other failure is the agent's answer.
+	for stderr, transient := range map[string]bool{
+		"cilium: daemon unreachable": true,
+		`Error: Cannot get status: Get "http://localhost/v1/healthz": dial unix /var/run/cilium/cilium.sock: connect: no such file or directory` + "\nIs the agent running?": true,
+		"agent not ready":              false,
+		"Error: unknown flag: --bogus": false,
+	} {
+		_, err := run[cluster.ExecResult](t, runtimeWith(execCluster(1, stderr, &asked, &targets)), "cilium", &CiliumSpec{Args: []string{"status"}})
+		var te *cluster.TransientError
+		if errors.As(err, &te) != transient {
+			t.Errorf("cilium-dbg failing with %q: %v, transient %v, want %v", stderr, err, te != nil, transient)
+		}
+	}
 }
 
 func TestApply(t *testing.T) {

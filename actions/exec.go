@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/labrun/labrun/cluster"
 	"github.com/labrun/labrun/diag"
@@ -68,9 +69,35 @@ func init() {
 			if e.Container == "" {
 				e.Container = "cilium-agent"
 			}
-			return execInPod(ctx, rt, e)
+			res, err := execInPod(ctx, rt, e)
+			if err != nil && res != nil && res.ExitCode != 0 && agentUnreachable(res.Stderr) {
+				err = &cluster.TransientError{Err: err, Reason: "Cilium agent API unreachable"}
+			}
+			return res, err
 		},
 	})
+}
+
+// agentUnreachableMessages are what cilium-dbg prints when the agent's API
+// socket does not answer (an agent starting or restarting): `status
+// --brief`'s line, and the hint of every other command (Cilium's
+// pkg/client Hint, cilium-dbg/cmd/status.go).
+var agentUnreachableMessages = []string{
+	"cilium: daemon unreachable",
+	"Is the agent running?",
+}
+
+// agentUnreachable tells whether cilium-dbg failed because the agent did
+// not answer, not because of what it answered: a failure the same command
+// may not meet once the agent is up, as a refused connection to the API
+// server.
+func agentUnreachable(stderr string) bool {
+	for _, m := range agentUnreachableMessages {
+		if strings.Contains(stderr, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func execInPod(ctx context.Context, rt *Runtime, spec *ExecSpec) (*cluster.ExecResult, error) {
