@@ -101,6 +101,13 @@ type Compiler struct {
 	// everywhere its configuration does, so it is checked once.
 	compiled map[compiledKey]*Expr
 
+	// defines are the playbook's named expressions, in order, and
+	// laterDefines every name of them, for "defined further down".
+	defines, laterDefines []define
+	// expanded maps where a definition was used, in the expression being
+	// compiled, to its name.
+	expanded map[file.Location]string
+
 	// warnings are what compiling points out without refusing (# in a
 	// nested closure); validate prints them.
 	warnings diag.List
@@ -353,6 +360,9 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if err != nil {
 		return nil, exprError(src, pos, mapLiteralError(src, err))
 	}
+	if err := c.expandDefines(tree); err != nil {
+		return nil, exprError(src, pos, err)
+	}
 	refs, wholeSteps, err := c.checkRefs(src, pos, tree.Node, ctx)
 	if err != nil {
 		return nil, err
@@ -391,6 +401,9 @@ func (c *Compiler) compile(src string, sc scope, want reflect.Kind) (*vm.Program
 	cfg, _ := c.config(sc)
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.expandDefines(tree); err != nil {
 		return nil, nil, err
 	}
 	return c.compileTree(tree, sc, want)

@@ -30,7 +30,7 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 		if loc := n.Location(); loc.From > 0 && p.Line > 0 {
 			p.Col += utf8.RuneCountInString(src[:min(loc.From, len(src))])
 		}
-		first = diag.Errorf(p, "in expression %s: %s", quoteExpr(src), fmt.Sprintf(format, args...))
+		first = diag.Errorf(p, "in expression %s: %s%s", quoteExpr(src), fmt.Sprintf(format, args...), c.throughDefine(n))
 	}
 	v := &refVisitor{}
 	ast.Walk(&root, v)

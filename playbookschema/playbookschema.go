@@ -86,6 +86,8 @@ func Generate() ([]byte, error) {
 		switch key {
 		case "vars":
 			return newObj("type", "object", "propertyNames", newObj("pattern", idPattern), "description", doc)
+		case "define":
+			return newObj("type", "object", "propertyNames", newObj("pattern", idPattern), "additionalProperties", newObj("type", "string"), "description", doc)
 		case "tasks":
 			return newObj("type", "object", "minProperties", 1, "propertyNames", newObj("pattern", idPattern),
 				"additionalProperties", newObj("type", "string", "pattern", `\S`), "description", doc)

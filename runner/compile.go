@@ -177,6 +177,7 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 	// env first: a variable's default may read env.NAME
 	c.env()
 	c.vars(overrides)
+	c.defines()
 	c.secrets()
 	c.outputDir()
 	c.declareSteps()
@@ -198,6 +199,7 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 		c.step(i, s)
 	}
 	c.linkBranches()
+	c.errs = append(c.errs, c.ec.CheckDefines()...)
 	if len(c.errs) > 0 {
 		return nil, c.errs.Sort()
 	}
@@ -725,6 +727,24 @@ func (c *compiler) linkBranches() {
 // condition compiles a bare expression; ${{ }} around it is accepted too,
 // since authors write conditions both ways.
 func (c *compiler) condition(t syntax.Text, ctx eval.Context) *eval.Expr {
+	src, pos := bareExpression(t)
+	e, err := c.ec.Compile(src, pos, ctx)
+	if err != nil {
+		var de *diag.Error
+		if n := t.Node; n != nil && n.LineComment != "" && n.Style == 0 && errors.As(err, &de) {
+			// expr's # (the current element in all/filter) after a space
+			// starts a YAML comment in an unquoted condition.
+			de.Msg += fmt.Sprintf(`; YAML took %q as a comment: quote the condition`, n.LineComment)
+		}
+		c.errs.Append(err)
+		return nil
+	}
+	return e
+}
+
+// bareExpression is the expression of a scalar written bare or as one
+// ${{ }}, and where it starts in the file.
+func bareExpression(t syntax.Text) (string, diag.Pos) {
 	src, pos := t.Value, t.Pos
 	trimmed := strings.TrimSpace(src)
 	if strings.HasPrefix(trimmed, "${{") && strings.HasSuffix(trimmed, "}}") && strings.Count(trimmed, "${{") == 1 {
@@ -739,18 +759,24 @@ func (c *compiler) condition(t syntax.Text, ctx eval.Context) *eval.Expr {
 	if t.Node != nil && t.Node.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
 		pos.Col++
 	}
-	e, err := c.ec.Compile(src, pos, ctx)
-	if err != nil {
-		var de *diag.Error
-		if n := t.Node; n != nil && n.LineComment != "" && n.Style == 0 && errors.As(err, &de) {
-			// expr's # (the current element in all/filter) after a space
-			// starts a YAML comment in an unquoted condition.
-			de.Msg += fmt.Sprintf(`; YAML took %q as a comment: quote the condition`, n.LineComment)
-		}
-		c.errs.Append(err)
-		return nil
+	return src, pos
+}
+
+// defines declares the playbook's named expressions, after the variables
+// they may read and before the steps that use them.
+func (c *compiler) defines() {
+	var names []string
+	var at []diag.Pos
+	for _, d := range c.pb.Define {
+		names, at = append(names, d.Name), append(at, d.Pos)
 	}
-	return e
+	c.ec.DeclareDefines(names, at)
+	for _, d := range c.pb.Define {
+		src, pos := bareExpression(d.Expr)
+		if err := c.ec.Define(d.Name, d.Pos, src, pos); err != nil {
+			c.errs.Append(err)
+		}
+	}
 }
 
 // Reads lists the steps and variables a step's expressions read.

@@ -309,6 +309,7 @@ var (
 	durationType = reflect.TypeOf(Duration{})
 	nodeType     = reflect.TypeOf(&yaml.Node{})
 	varsType     = reflect.TypeOf([]*Var{})
+	definesType  = reflect.TypeOf([]*Define{})
 	assertsType  = reflect.TypeOf([]*Assertion{})
 	failWhenType = reflect.TypeOf(&FailWhen{})
 	stepsType    = reflect.TypeOf([]*Step{})
@@ -386,6 +387,9 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 		return
 	case varsType:
 		v.Set(reflect.ValueOf(d.vars(n)))
+		return
+	case definesType:
+		v.Set(reflect.ValueOf(d.defines(n)))
 		return
 	case assertsType:
 		v.Set(reflect.ValueOf(d.asserts(n)))
@@ -505,6 +509,28 @@ func (d *decoder) vars(n *yaml.Node) []*Var {
 			continue
 		}
 		out = append(out, &Var{Name: k.Value, Pos: d.pos(k), Value: val})
+	}
+	return out
+}
+
+// defines reads the named expressions: a mapping of name to expression.
+func (d *decoder) defines(n *yaml.Node) []*Define {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "define must be a mapping of name: expression, found %s", yamlnode.Describe(n))
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []*Define
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if !d.checkKey(k, seen) || d.nonASCII(k, "name") {
+			continue
+		}
+		if val.Kind != yaml.ScalarNode || val.Tag == "!!null" {
+			d.errorf(val, "define %s: expected an expression string, found %s", k.Value, yamlnode.Describe(val))
+			continue
+		}
+		out = append(out, &Define{Name: k.Value, Pos: d.pos(k), Expr: Text{Value: val.Value, Pos: d.pos(val), Node: val}})
 	}
 	return out
 }

@@ -21,6 +21,7 @@ type Playbook struct {
 	Name        string     `yaml:"name" required:"true" doc:"Short name of the lab, used in reports."`
 	Description string     `yaml:"description" doc:"What the lab teaches."`
 	Vars        []*Var     `yaml:"vars" doc:"Variables with their defaults, in order; later values may use earlier ones. Override with --set name=value or --vars FILE. The YAML type of the default is the variable's type."`
+	Define      []*Define  `yaml:"define" doc:"Named expressions, in order: name to a bare expression (steps, vars and env visible; earlier names usable). Any later expression may use the name where the expression would stand; each use is type-checked where it stands."`
 	Env         []Text     `yaml:"env" doc:"Names of environment variables the playbook may read as env.NAME; no others are visible."`
 	Secret      []Text     `yaml:"secret" doc:"Names of variables and env names whose values are secret: labrun writes [REDACTED] in their place in the journal, reports, progress and messages. Names holding TOKEN, PASSWORD, PASSWD, SECRET, CREDENTIAL, PRIVATE or the word KEY are secret without being listed."`
 	OutputDir   Text       `yaml:"outputDir" doc:"Directory every written file must stay inside (may use expressions, e.g. ${{ vars.out }}). Relative write paths are taken from here."`
@@ -49,6 +50,13 @@ type Task struct {
 	Title  string
 	Number int
 	Pos    diag.Pos
+}
+
+// Define is one named expression of the playbook's define block.
+type Define struct {
+	Name string
+	Pos  diag.Pos
+	Expr Text
 }
 
 // Text is a scalar string together with where it was written, so that
