@@ -21,7 +21,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -464,29 +463,6 @@ func (v *structNatures) Visit(node *ast.Node) {
 	if n.Kind == reflect.Struct && n.Type != nil {
 		(*node).SetNature(v.cache.FromType(n.Type))
 	}
-}
-
-// exprError places an expr-lang error at its column within the file.
-func exprError(src string, pos diag.Pos, err error) error {
-	var fe *file.Error
-	if errors.As(err, &fe) {
-		p := pos
-		if fe.Line <= 1 && p.Line > 0 {
-			p.Col += fe.Column
-		} else if fe.Line > 1 {
-			p.Line += fe.Line - 1
-			p.Col = fe.Column + 1
-		}
-		return diag.Errorf(p, "in expression %s: %s", quoteExpr(src), PlainTypes(fe.Message))
-	}
-	return diag.Errorf(pos, "in expression %s: %v", quoteExpr(src), PlainTypes(err.Error()))
-}
-
-func quoteExpr(src string) string {
-	if utf8.RuneCountInString(src) > 60 {
-		src = string([]rune(src)[:57]) + "..."
-	}
-	return "`" + src + "`"
 }
 
 // readsStale tells whether an expression reading refs (and steps as a

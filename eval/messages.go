@@ -4,10 +4,12 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
+	"github.com/labrun/labrun/diag"
 )
 
 // expr-lang's messages reworded where they leave out what an author needs:
@@ -119,4 +121,27 @@ func memberError(tree *parser.Tree, err error) error {
 	out := *fe
 	out.Message = msg
 	return &out
+}
+
+// exprError places an expr-lang error at its column within the file.
+func exprError(src string, pos diag.Pos, err error) error {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		p := pos
+		if fe.Line <= 1 && p.Line > 0 {
+			p.Col += fe.Column
+		} else if fe.Line > 1 {
+			p.Line += fe.Line - 1
+			p.Col = fe.Column + 1
+		}
+		return diag.Errorf(p, "in expression %s: %s", quoteExpr(src), PlainTypes(fe.Message))
+	}
+	return diag.Errorf(pos, "in expression %s: %v", quoteExpr(src), PlainTypes(err.Error()))
+}
+
+func quoteExpr(src string) string {
+	if utf8.RuneCountInString(src) > 60 {
+		src = string([]rune(src)[:57]) + "..."
+	}
+	return "`" + src + "`"
 }
