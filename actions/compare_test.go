@@ -87,8 +87,8 @@ func mapOf(kv ...string) *eval.Map {
 // the step runs (no schema or literal could tell before).
 func TestGradeRefusesUnknownPaths(t *testing.T) {
 	rt := &Runtime{Mode: Check, Out: createOut(t, t.TempDir())}
-	spec := &WriteSpec{Path: "x.json", JSON: jsonValue(t, `{"after": {"identity": 1}, "pods": [{"ip": "a"}]}`),
-		Loose: []any{"after.identiy", "pods[*].ipp"}, Hints: map[string]string{"pods.ip": "x"}}
+	spec := &WriteSpec{Path: "x.json", JSON: jsonValue(t, `{"after": {"identity": 1}, "pods": [{"ip": "a"}], "none": null, "empty": []}`),
+		Loose: []any{"after.identiy", "pods[*].ipp", "none.x", "empty[*].y"}, Hints: map[string]string{"pods.ip": "x"}}
 	_, err := writeFile(context.Background(), rt, spec)
 	want := "loose after.identiy: the file as rendered has no such value: after has no key \"identiy\" (did you mean \"identity\"?); its keys: identity\n" +
 		"loose pods[*].ipp: the file as rendered has no such value: pods[*] has no key \"ipp\" (did you mean \"ip\"?); its keys: ip\n" +

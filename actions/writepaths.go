@@ -157,10 +157,11 @@ func anyItemHas(n int, lacks func(i int) string) string {
 }
 
 // renderedLacks says why the rendered value x (JSON data) has no value at
-// path p, or "" when it has one. A [*] over an empty list holds: the list
-// may have items another time.
+// path p, or "" when it has one. A [*] over an empty list, or a path
+// through null, holds: the list may have items, and the null be an object,
+// another time.
 func renderedLacks(x any, p, at keypath.Path) string {
-	if len(p) == 0 {
+	if len(p) == 0 || x == nil {
 		return ""
 	}
 	seg := p[0]
