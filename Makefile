@@ -8,7 +8,7 @@ GO        ?= go
 BIN       := bin/labrun
 PKGS      := ./...
 
-.PHONY: all build test unit race lint fuzz schema-lsp e2e e2e-single e2e-tunnel e2e-native lab bench testbed-up testbed-down testbed-status testbed-logs clean schema reference
+.PHONY: all build test unit race lint fuzz schema-lsp e2e e2e-faults e2e-single e2e-tunnel e2e-native lab bench testbed-up testbed-down testbed-status testbed-logs clean schema reference
 
 KUBECONFIG_TESTBED := /var/lib/labrun-testbed/kubeconfig
 LAB                ?= cca-datapath
@@ -81,6 +81,23 @@ TWO_NODE_TESTS := ^(TestTwoNode|TestTunnel|TestNative)
 
 e2e: build
 	@for p in $(E2E_PROFILES); do $(MAKE) --no-print-directory e2e-$$p || exit 1; done
+	@$(MAKE) --no-print-directory e2e-faults
+
+# The fault suite (cmd/labrun/faults_e2e_test.go), on whatever profile is
+# running (make e2e leaves single): a lab-like playbook through a restart
+# of the API server, of etcd, of node 1's kubelet and of its Cilium agent
+# (each killed by the pid testbed/up recorded at a point the playbook
+# signals through a FIFO, and restored by testbed/up, which starts only
+# what died); a mutating exec whose stream is cut, not run again; the lab
+# with every API response 2 s late, through a delaying proxy; and the
+# faults that need no cluster (a second Ctrl-C, a SIGKILLed labrun,
+# SIGKILL then --from then check, a failed fresh run). It runs alone, in
+# one go test of one package: no other test may see the cluster's parts
+# die. LABRUN_FAULTS=1 is what lets the tests kill them.
+FAULT_TESTS := ^(TestFault|TestSecondInterruptLeavesNoProcess|TestKilledLabrunLeavesNoProgram|TestKilledRunResumedPassesCheck|TestFailedFreshRunLeavesNoStaleFile)
+
+e2e-faults:
+	LABRUN_FAULTS=1 LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 30m -run '$(FAULT_TESTS)' -v ./cmd/labrun/ || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
 
 e2e-single:
 	testbed/up --profile single
