@@ -239,7 +239,7 @@ func decode(b []byte) (any, error) {
 	return v, dec.Decode(&v)
 }
 
-// kvMutations changes each key=value line's value, then removes it.
+// kvMutations removes each key=value line, then changes its value.
 func kvMutations(orig []byte) []mutation {
 	lines := strings.SplitAfter(string(orig), "\n")
 	var out []mutation
@@ -254,8 +254,8 @@ func kvMutations(orig []byte) []mutation {
 			nv = strconv.FormatInt(n+1, 10)
 		}
 		out = append(out,
-			mutation{path: p, now: nv, content: []byte(join(lines[:i], k+"="+nv+"\n", lines[i+1:]))},
-			mutation{path: p, now: "removed", content: []byte(join(lines[:i], "", lines[i+1:]))})
+			mutation{path: p, now: "removed", content: []byte(join(lines[:i], "", lines[i+1:]))},
+			mutation{path: p, now: nv, content: []byte(join(lines[:i], k+"="+nv+"\n", lines[i+1:]))})
 	}
 	return out
 }

@@ -19,7 +19,7 @@ func TestMutations(t *testing.T) {
 			"b removed", "b false", "e removed", `e ["changed"]`, "f removed", "f 2.5", "l removed", `l[0] "ax"`,
 			"n removed", "n 3", "o removed", "o.k removed", "o.k 1", "s removed", `s "webx"`, "z removed", `z "changed"`}},
 		{"json", `[{"ip": "a"}]`, []string{"[0].ip removed", `[0].ip "ax"`}},
-		{"kv", "a=1\nb=x\n", []string{"a 2", "a removed", "b xx", "b removed"}},
+		{"kv", "a=1\nb=x\n", []string{"a removed", "a 2", "b removed", "b xx"}},
 		{"text", "hello\n", []string{"(the whole file) with a line added"}},
 	}
 	for _, tt := range tests {
@@ -50,10 +50,10 @@ func TestMutationContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(muts[1].content); got != "b=x\n" {
+	if got := string(muts[0].content); got != "b=x\n" {
 		t.Errorf("a removed: %q", got)
 	}
-	if got := string(muts[2].content); got != "a=1\nb=xx\n" {
+	if got := string(muts[3].content); got != "a=1\nb=xx\n" {
 		t.Errorf("b changed: %q", got)
 	}
 }
