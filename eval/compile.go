@@ -106,6 +106,9 @@ type Compiler struct {
 	// expanded maps where a definition was used, in the expression being
 	// compiled, to its name.
 	expanded map[file.Location]string
+	// keyOrders maps a key set to the order a map literal wrote it in
+	// (keyorder.go); read while a run renders values, so a sync.Map.
+	keyOrders sync.Map
 
 	// warnings are what compiling points out without refusing (# in a
 	// nested closure); validate prints them.
@@ -373,6 +376,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 		return nil, exprError(src, pos, err)
 	}
 	c.nestedPointers(src, pos, tree.Node)
+	c.recordKeyOrders(tree.Node)
 	if c.readsStale(refs, wholeSteps) {
 		c.changed()
 	}

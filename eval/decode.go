@@ -140,6 +140,9 @@ func assign(x any, target reflect.Value, src *Value) error {
 	}
 	switch t.Kind() {
 	case reflect.Interface:
+		if c := src.compiler(); c != nil {
+			x = c.ordered(x) // maps in the order their literals wrote them
+		}
 		target.Set(reflect.ValueOf(x))
 		return nil
 	case reflect.String:
