@@ -25,11 +25,18 @@ var perRun = map[string]bool{
 	"scale.json new_backends": true,
 }
 
-// compareLabDirs compares the lab files of labrun's output directory a
-// with the bash solution's b, key by key, and returns the differences.
+// compareLabDirs compares the cca-datapath lab files of labrun's output
+// directory a with the bash solution's b, key by key, and returns the
+// differences.
 func compareLabDirs(a, b string) ([]string, error) {
+	return compareFiles(labFiles, perRun, a, b)
+}
+
+// compareFiles compares files of directory a with b's, key by key, the
+// keys of perRun ("file key") by type only, and returns the differences.
+func compareFiles(files []string, perRun map[string]bool, a, b string) ([]string, error) {
 	var diffs []string
-	for _, f := range labFiles {
+	for _, f := range files {
 		read := readJSONObject
 		if strings.HasSuffix(f, ".txt") {
 			read = readKV

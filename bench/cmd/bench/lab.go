@@ -137,30 +137,42 @@ func each(runs []labRun, f func(labRun) time.Duration) []time.Duration {
 func newRow(name string, labrun, alt Series) Row { return compare(name, labrun, alt, 0) }
 
 func (b *bench) solveLabrun(ctx context.Context, out string, flags ...string) (labRun, error) {
+	return b.solvePlaybook(ctx, "cca-datapath", out, flags...)
+}
+
+// solvePlaybook solves playbooks/LAB.yaml with labrun and its testbed vars
+// file, writing to out.
+func (b *bench) solvePlaybook(ctx context.Context, lab, out string, flags ...string) (labRun, error) {
 	if err := os.RemoveAll(out); err != nil {
 		return labRun{}, err
 	}
 	argv := []string{b.labrun, "run", "--kubeconfig", b.kubeconfig,
-		"--vars", "playbooks/cca-datapath.testbed.yaml", "--set", "out=" + out,
+		"--vars", "playbooks/" + lab + ".testbed.yaml", "--set", "out=" + out,
 		"--no-progress", "--report", "json=" + out + ".report.json"}
-	argv = append(append(argv, flags...), "playbooks/cca-datapath.yaml")
+	argv = append(append(argv, flags...), "playbooks/"+lab+".yaml")
 	p, err := runProc(ctx, argv, procOpts{rss: true})
 	if err != nil {
-		return labRun{}, fmt.Errorf("labrun did not solve the lab: %v\n%s", err, tail(p.stdout))
+		return labRun{}, fmt.Errorf("labrun did not solve %s: %v\n%s", lab, err, tail(p.stdout))
 	}
 	w, err := waitSeconds(out + ".report.json")
 	return labRun{p, out, w}, err
 }
 
 func (b *bench) solveBash(ctx context.Context, out string) (labRun, error) {
+	return b.solveScript(ctx, "bench/cca-datapath.sh", out)
+}
+
+// solveScript runs a bash solution (SCRIPT OUTDIR), which writes the time
+// it waited for objects to $BENCH_WAITS.
+func (b *bench) solveScript(ctx context.Context, script, out string) (labRun, error) {
 	if err := os.RemoveAll(out); err != nil {
 		return labRun{}, err
 	}
 	waits := out + ".waits"
 	env := []string{"KUBECTL=" + b.kubectl, "KUBECONFIG=" + b.kubeconfig, "NODE_EXEC=" + b.nodeExec, "BENCH_WAITS=" + waits}
-	p, err := runProc(ctx, []string{"bench/cca-datapath.sh", out}, procOpts{env: env, rss: true})
+	p, err := runProc(ctx, []string{script, out}, procOpts{env: env, rss: true})
 	if err != nil {
-		return labRun{}, fmt.Errorf("the bash solution failed: %v", err)
+		return labRun{}, fmt.Errorf("the bash solution %s failed: %v", script, err)
 	}
 	data, err := os.ReadFile(waits)
 	if err != nil {
