@@ -283,7 +283,11 @@ func (p *Printer) RunEnd(o *runner.Outcome) {
 	default:
 		// A run that did not pass wrote only some of its files; the
 		// manifest (.labrun/status.json) says which.
-		fmt.Fprintf(p.w, "outputs (incomplete, the run %s): %s\n", o.Status, o.OutputDir)
+		how := "the run " + string(o.Status)
+		if o.Status == runner.Interrupted {
+			how = "the run was interrupted"
+		}
+		fmt.Fprintf(p.w, "outputs (incomplete, %s): %s\n", how, o.OutputDir)
 	}
 }
 

@@ -108,6 +108,9 @@ finally:
 	if !strings.Contains(stdout.String(), "INT  [2/2] long (run)") {
 		t.Errorf("the interrupted step is not reported:\n%s", stdout.String())
 	}
+	if !strings.Contains(stdout.String(), "outputs (incomplete, the run was interrupted): "+out+"\n") {
+		t.Errorf("the summary does not say the outputs are incomplete:\n%s", stdout.String())
+	}
 }
 
 // lockedBuffer is written by the child's output copier while the test
