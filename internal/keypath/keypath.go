@@ -98,18 +98,12 @@ func (p Path) String() string {
 	return b.String()
 }
 
-// Match reports whether pattern p names the concrete path c: the same keys,
-// with [*] standing for any item.
-func (p Path) Match(c Path) bool {
-	return len(p) == len(c) && p.prefixOf(c)
-}
-
-// Covers reports whether c is the value pattern p names or lies inside it.
+// Covers reports whether c is the value pattern p names or lies inside it:
+// c starts with p's keys, [*] standing for any item.
 func (p Path) Covers(c Path) bool {
-	return len(p) <= len(c) && p.prefixOf(c)
-}
-
-func (p Path) prefixOf(c Path) bool {
+	if len(p) > len(c) {
+		return false
+	}
 	for i, s := range p {
 		t := c[i]
 		if s.Item != t.Item || (!s.Item && s.Key != t.Key) || (s.Item && s.Index >= 0 && s.Index != t.Index) {
