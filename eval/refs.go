@@ -209,15 +209,33 @@ var exprFieldsOf sync.Map // reflect.Type -> map[string]reflect.Type
 
 func exprFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
+	for _, f := range ExprFieldList(t) {
+		out[f.Name] = f.Type
+	}
+	return out
+}
+
+// ExprField is one field an expression reads on a struct.
+type ExprField struct {
+	Name   string // as expressions spell it: the expr tag, else the Go name
+	Type   reflect.Type
+	GoName string
+	Owner  reflect.Type // the struct that declares it (an embedded one for its fields)
+}
+
+// ExprFieldList lists the fields expressions read on struct type t, in
+// declaration order, those of embedded structs in their place, without
+// unexported fields and those tagged expr:"-": the one rule of what a
+// field is called, which ExprFields and the result reference read.
+func ExprFieldList(t reflect.Type) []ExprField {
+	var out []ExprField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.IsExported() {
 			continue
 		}
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			for k, v := range exprFields(f.Type) {
-				out[k] = v
-			}
+			out = append(out, ExprFieldList(f.Type)...)
 			continue
 		}
 		name := f.Tag.Get("expr")
@@ -227,7 +245,7 @@ func exprFields(t reflect.Type) map[string]reflect.Type {
 		if name == "" {
 			name = f.Name
 		}
-		out[name] = f.Type
+		out = append(out, ExprField{Name: name, Type: f.Type, GoName: f.Name, Owner: t})
 	}
 	return out
 }

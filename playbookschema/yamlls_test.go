@@ -151,12 +151,19 @@ func (c *lspClient) request(method string, params any) json.RawMessage {
 		m["params"] = params
 	}
 	c.send(m)
+	return await(c, ch, "reply to "+method)
+}
+
+// await waits for what the server sends on ch; the deadline only stops a
+// hang, naming what never came with the server's stderr.
+func await[T any](c *lspClient, ch chan T, what string) T {
 	select {
 	case r := <-ch:
 		return r
-	case <-time.After(60 * time.Second): // only stops a hang
-		c.t.Fatalf("no reply to %s from the language server; its stderr:\n%s", method, c.serverStderr())
-		return nil
+	case <-time.After(60 * time.Second):
+		c.t.Fatalf("no %s from the language server; its stderr:\n%s", what, c.serverStderr())
+		var zero T
+		return zero
 	}
 }
 
@@ -257,13 +264,7 @@ func (c *lspClient) open(path, text string) []lspDiagnostic {
 	c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": uri, "languageId": "yaml", "version": 1, "text": text,
 	}})
-	select {
-	case d := <-ch:
-		return d
-	case <-time.After(60 * time.Second): // only stops a hang
-		c.t.Fatalf("no diagnostics for %s from the language server; its stderr:\n%s", path, c.serverStderr())
-		return nil
-	}
+	return await(c, ch, "diagnostics for "+path)
 }
 
 func (c *lspClient) complete(path string, line, char int) []string {

@@ -107,8 +107,8 @@ func Build(funcs []eval.Function, docs map[string]string) *Reference {
 		rt := &Type{Name: b.names[t], goType: t, Doc: docs[key(t, "")]}
 		if t.Kind() == reflect.Struct {
 			rt.Kind = "object"
-			for _, f := range structFields(t) {
-				rt.Fields = append(rt.Fields, Field{Name: f.name, Type: b.typeName(f.t), Doc: docs[f.docKey]})
+			for _, f := range eval.ExprFieldList(t) {
+				rt.Fields = append(rt.Fields, Field{Name: f.Name, Type: b.typeName(f.Type), Doc: docs[key(f.Owner, f.GoName)]})
 			}
 		} else {
 			rt.Kind = b.typeName(reflect.SliceOf(t.Elem()))
@@ -175,8 +175,8 @@ func (b *builder) walk(t reflect.Type) {
 		}
 		b.seen[t] = true
 		b.order = append(b.order, t)
-		for _, f := range structFields(t) {
-			b.walk(f.t)
+		for _, f := range eval.ExprFieldList(t) {
+			b.walk(f.Type)
 		}
 		for _, m := range methods(t) {
 			b.walkFunc(m.Type)
@@ -256,38 +256,6 @@ func (b *builder) signature(ft reflect.Type) string {
 		return s + " " + out[0]
 	}
 	return s + " (" + strings.Join(out, ", ") + ")"
-}
-
-type structField struct {
-	name   string
-	t      reflect.Type
-	docKey string
-}
-
-// structFields lists the fields expressions see, in declaration order,
-// those of embedded structs in their place: the fields eval.ExprFields
-// maps, ordered.
-func structFields(t reflect.Type) []structField {
-	var out []structField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			out = append(out, structFields(f.Type)...)
-			continue
-		}
-		name := f.Tag.Get("expr")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, structField{name: name, t: f.Type, docKey: key(t, f.Name)})
-	}
-	return out
 }
 
 // methods lists what an expression can call on a value of t: the methods
