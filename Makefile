@@ -88,7 +88,8 @@ e2e: build
 # of the API server, of etcd, of node 1's kubelet and of its Cilium agent
 # (each killed by the pid testbed/up recorded at a point the playbook
 # signals through a FIFO, and restored by testbed/up, which starts only
-# what died); a mutating exec whose stream is cut, not run again; the lab
+# what died); an exec whose stream is cut: run again when read-only,
+# never when mutating; the lab
 # with every API response 2 s late, through a delaying proxy; and the
 # faults that need no cluster (a second Ctrl-C, a SIGKILLed labrun,
 # SIGKILL then --from then check, a failed fresh run). It runs alone, in

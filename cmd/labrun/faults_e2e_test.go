@@ -363,54 +363,68 @@ func TestFaultRideThrough(t *testing.T) {
 	}
 }
 
-// A mutating exec whose stream the kubelet's death cuts is not run again:
-// labrun fails the step saying the outcome is unknown, and the command's
-// effect (a line appended to a file) happened once. The kubelet is killed
-// once the command has written its line, which the test reads through
-// its own exec.
-func TestFaultMutatingExecNotRerun(t *testing.T) {
+// An exec whose stream the kubelet's death cuts, mid-command: a mutating
+// one is not run again (labrun fails the step saying the outcome is
+// unknown, and the command's effect, a line appended to a file, happened
+// once); a read-only one is run again once the kubelet is back, and
+// passes. The kubelet is killed once the command has written its line,
+// which the test reads through its own exec.
+func TestFaultExecStreamCut(t *testing.T) {
 	e := faultTestbed(t)
 	v, kc, c := e.v, e.kc, e.c
-	ctx, ns := e.web(t, "e2e-fault-mut")
-	pb := filepath.Join(t.TempDir(), "mutate.yaml")
-	os.WriteFile(pb, []byte(`name: mutate once
-vars: {ns: x}
+	for _, tc := range []struct {
+		name    string
+		mutates bool
+		code    int
+		output  string // in labrun's output
+		counter string // the file the command appends to, at the end
+	}{
+		{"mutating", true, 1, "outcome is unknown", "ran\n"},
+		{"read-only", false, 0, "PASSED", "ran\nran\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, ns := e.web(t, "e2e-fault-cut")
+			pb := filepath.Join(t.TempDir(), "cut.yaml")
+			os.WriteFile(pb, []byte(`name: stream cut
+vars: {ns: x, mutates: false}
 steps:
   - id: count
-    exec: {pod: deploy/web, namespace: "${{ vars.ns }}", argv: [sh, -c, 'echo ran >> /tmp/counter; exec sleep 120'], mutates: true}
+    exec: {pod: deploy/web, namespace: "${{ vars.ns }}", argv: [sh, -c, 'echo ran >> /tmp/counter; exec sleep 15'], mutates: `+fmt.Sprint(tc.mutates)+`}
     timeout: 4m
 `), 0o644)
-	var out lockedBuffer
-	cmd, exited := startLabrun(t, &out, "run", "--no-progress", "--kubeconfig", kc, "--set", "ns="+ns, pb)
-	counter := func() string {
-		res, err := c.Exec(ctx, cluster.PodTarget{Namespace: ns, Pod: "deploy/web"}, cluster.ExecRequest{Argv: []string{"sh", "-c", "cat /tmp/counter 2>/dev/null; true"}})
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		return res.Stdout
-	}
-	// The command's line is the signal that it runs; the poll's deadline
-	// only stops a hang.
-	deadline := time.Now().Add(2 * time.Minute)
-	for counter() != "ran\n" {
-		select {
-		case err := <-exited:
-			t.Fatalf("labrun exited (%v) before the command ran:\n%s", err, out.String())
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the command did not run within 2 minutes:\n%s", out.String())
-		}
-	}
-	component("kubelet").kill(ctx, t, c, v)
-	r := startRestore(t, v.Profile)
-	code := exitWithin(t, cmd, exited, &out, 5*time.Minute)
-	r.wait(t)
-	if code != 1 || !strings.Contains(out.String(), "outcome is unknown") {
-		t.Errorf("labrun exited %d, want 1 naming the unknown outcome:\n%s", code, out.String())
-	}
-	if got := counter(); got != "ran\n" {
-		t.Errorf("the mutating command ran %q times, want once", got)
+			var out lockedBuffer
+			cmd, exited := startLabrun(t, &out, "run", "--no-progress", "--kubeconfig", kc, "--set", "ns="+ns, pb)
+			counter := func() string {
+				res, err := c.Exec(ctx, cluster.PodTarget{Namespace: ns, Pod: "deploy/web"}, cluster.ExecRequest{Argv: []string{"sh", "-c", "cat /tmp/counter 2>/dev/null; true"}})
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				return res.Stdout
+			}
+			// The command's line is the signal that it runs; the poll's
+			// deadline only stops a hang.
+			deadline := time.Now().Add(2 * time.Minute)
+			for counter() != "ran\n" {
+				select {
+				case err := <-exited:
+					t.Fatalf("labrun exited (%v) before the command ran:\n%s", err, out.String())
+				case <-time.After(200 * time.Millisecond):
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the command did not run within 2 minutes:\n%s", out.String())
+				}
+			}
+			component("kubelet").kill(ctx, t, c, v)
+			r := startRestore(t, v.Profile)
+			code := exitWithin(t, cmd, exited, &out, 5*time.Minute)
+			r.wait(t)
+			if code != tc.code || !strings.Contains(out.String(), tc.output) {
+				t.Errorf("labrun exited %d, want %d with %q:\n%s", code, tc.code, tc.output, out.String())
+			}
+			if got := counter(); got != tc.counter {
+				t.Errorf("the command's file holds %q, want %q", got, tc.counter)
+			}
+		})
 	}
 }
 
