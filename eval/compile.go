@@ -251,7 +251,11 @@ type Expr struct {
 	Type reflect.Type // static type; nil when only known at run time
 	// Refs lists the steps.X and vars.X the expression reads, for plans.
 	Refs []string
-	prog *vm.Program
+	// WholeSteps says the expression reads steps other than as
+	// steps.NAME (steps[name], or steps itself), so it may read any
+	// earlier step.
+	WholeSteps bool
+	prog       *vm.Program
 	// what Explain needs to compile sub-expressions the same way
 	compiler *Compiler
 	scope    scope
@@ -384,7 +388,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if err != nil {
 		return nil, exprError(src, pos, c.signatureError(memberError(tree, err)))
 	}
-	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, compiler: c, scope: sc, envType: et}
+	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, WholeSteps: wholeSteps, compiler: c, scope: sc, envType: et}
 	if t := preciseType(*prog.Node().Nature()); t != nil && t.Kind() != reflect.Interface {
 		e.Type = t
 	}

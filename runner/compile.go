@@ -781,6 +781,34 @@ func (c *compiler) defines() {
 
 // Reads lists the steps and variables a step's expressions read.
 func (s *StepPlan) Reads() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range s.exprs() {
+		for _, r := range e.Refs {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ReadsAllSteps says one of the step's expressions reads steps other than
+// by name (steps[x]), so it may read any step before it.
+func (s *StepPlan) ReadsAllSteps() bool {
+	for _, e := range s.exprs() {
+		if e.WholeSteps {
+			return true
+		}
+	}
+	return false
+}
+
+// exprs are all the step's expressions: spec, loop, when, until,
+// failWhen and assertions.
+func (s *StepPlan) exprs() []*eval.Expr {
 	var exprs []*eval.Expr
 	if s.Spec != nil {
 		exprs = append(exprs, s.Spec.Exprs()...)
@@ -799,18 +827,7 @@ func (s *StepPlan) Reads() []string {
 	for _, a := range s.Asserts {
 		exprs = append(exprs, a.That)
 	}
-	seen := map[string]bool{}
-	var out []string
-	for _, e := range exprs {
-		for _, r := range e.Refs {
-			if !seen[r] {
-				seen[r] = true
-				out = append(out, r)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
+	return exprs
 }
 
 // Writes describes the file the step produces, as written in the playbook

@@ -39,6 +39,9 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 		return nil, 0, err
 	}
 	a := &attempts{ctx: ctx, rt: &rt, s: s, env: env, spec: spec}
+	if r.Runtime.Mode == actions.Check {
+		a.memo = &r.reads
+	}
 	var res any
 	var err error
 	switch {
@@ -86,10 +89,16 @@ type attempts struct {
 	env  *eval.Env
 	spec any
 	n    int
+	memo *readMemo // in check mode: reads shared by steps that make the same one
 }
 
 func (a *attempts) run() (any, error) {
 	a.n++
+	if a.memo != nil {
+		if key, ok := readKey(a.s.Action.Name, a.spec); ok {
+			return a.memo.do(key, func() (any, error) { return a.s.Action.Run(a.ctx, a.rt, a.spec) })
+		}
+	}
 	return a.s.Action.Run(a.ctx, a.rt, a.spec)
 }
 

@@ -62,6 +62,7 @@ type Runner struct {
 	env     *eval.Env
 	journal *Journal
 	grading *grading
+	reads   readMemo // check mode's shared reads
 }
 
 // Run executes every step, then the finally steps. It returns the outcome
@@ -97,7 +98,20 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	}
 	interrupted := false
 	failed := false
-	for _, s := range p.Steps {
+	steps := p.Steps
+	if r.Runtime.Mode == actions.Check && r.canRunGraph(restored) {
+		for _, rec := range r.runGraph(ctx) {
+			out.Steps = append(out.Steps, rec)
+			switch rec.Status {
+			case Failed:
+				failed = true
+			case Interrupted:
+				interrupted = true
+			}
+		}
+		steps = nil
+	}
+	for _, s := range steps {
 		if s.Cleanup || s.Group != nil {
 			// branch steps run with their parallel step
 			continue

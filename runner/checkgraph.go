@@ -1,0 +1,185 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+)
+
+// checkReads bounds how many steps a check runs at once: enough to overlap
+// the round trips of independent reads, few enough that a two-CPU machine
+// does not spend its time switching between a dozen exec sessions.
+const checkReads = 4
+
+// canRunGraph says whether a check may run its steps as a graph: nothing
+// restored from a journal, branches not asked to run one after another,
+// no tasks to grade apart (their steps are skipped or run by task, in the
+// sequential loop), and no parallel step with a when of its own (which
+// would hold its members back until it is decided).
+func (r *Runner) canRunGraph(restored map[string]*StepRecord) bool {
+	if !r.KeepGoing || r.Sequential || len(restored) > 0 || r.grading != nil {
+		return false
+	}
+	for _, s := range r.Plan.Steps {
+		if s.Parallel != nil && s.When != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// runGraph runs the steps of a check (all but the finally steps) each as
+// soon as the steps it reads have finished, at most checkReads at once. A
+// check changes nothing and does not wait for conditions, so the order the
+// playbook gives its steps only matters through what they read: the
+// expressions of a step (spec, loop, when, until, assertions) name the
+// steps it needs, and a step that reads steps by a computed name waits for
+// every step before it. Reads that a solve makes one after another (in a
+// branch, or after a parallel step) overlap in a check when neither reads
+// the other. Every step runs whatever happened to the steps it reads, as
+// the top-level steps of a check always did, so that the report grades
+// every file. The records come back in plan order, parallel steps with the
+// status of their members.
+func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
+	byID := map[string]*StepPlan{}
+	var steps []*StepPlan // the steps that run: not parallel steps, not finally
+	for _, s := range r.Plan.Steps {
+		if s.Cleanup {
+			continue
+		}
+		byID[s.ID] = s
+		if s.Parallel == nil {
+			steps = append(steps, s)
+		}
+	}
+	done := map[*StepPlan]chan struct{}{}
+	for _, s := range steps {
+		done[s] = make(chan struct{})
+	}
+	deps := func(s *StepPlan) []*StepPlan {
+		var out []*StepPlan
+		if s.ReadsAllSteps() {
+			for _, d := range steps {
+				if d.Index < s.Index {
+					out = append(out, d)
+				}
+			}
+			return out
+		}
+		for _, ref := range s.Reads() {
+			id, ok := strings.CutPrefix(ref, "steps.")
+			if d := byID[id]; ok && d != nil {
+				out = append(out, withMembers(d)...)
+			}
+		}
+		return out
+	}
+	if r.Observer != nil {
+		// steps end in any order; they are told in the order of a
+		// sequential run, so the report reads the same every time
+		o := &planOrder{Observer: r.Observer, ended: map[*StepPlan]*StepRecord{}}
+		for _, s := range r.Plan.Steps {
+			if s.Cleanup || s.Group != nil {
+				continue
+			}
+			o.order = append(o.order, withMembers(s)[1:]...)
+			o.order = append(o.order, s)
+		}
+		r.Observer = o
+		defer func() { r.Observer = o.Observer }()
+	}
+	groups := map[*StepPlan]*StepRecord{}
+	for _, s := range r.Plan.Steps {
+		if s.Parallel != nil && !s.Cleanup {
+			groups[s] = newRecord(s)
+			r.env.SetStep(s.ID, r.zero(s))
+			if r.Observer != nil {
+				r.Observer.StepStart(s)
+			}
+		}
+	}
+	var mu sync.Mutex
+	recs := map[*StepPlan]*StepRecord{}
+	slots := make(chan struct{}, checkReads)
+	var wg sync.WaitGroup
+	for _, s := range steps {
+		wg.Go(func() {
+			defer close(done[s])
+			for _, d := range deps(s) {
+				// only earlier steps: validate lets nothing read a later one
+				if ch := done[d]; ch != nil && d.Index < s.Index {
+					<-ch
+				}
+			}
+			var rec *StepRecord
+			select {
+			case slots <- struct{}{}:
+				if ctx.Err() == nil {
+					rec = r.runStep(ctx, s)
+				}
+				<-slots
+			case <-ctx.Done():
+			}
+			if rec == nil {
+				_, why := stopped(ctx)
+				rec = r.skipAll([]*StepPlan{s}, why)[0]
+			}
+			mu.Lock()
+			recs[s] = rec
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	var out []*StepRecord
+	for _, s := range r.Plan.Steps {
+		switch {
+		case s.Cleanup:
+		case s.Parallel != nil:
+			g := groups[s]
+			g.Status = Passed
+			for _, m := range withMembers(s)[1:] {
+				switch st := recs[m].Status; {
+				case st == Interrupted:
+					g.Status = Interrupted
+				case ctx.Err() != nil && g.Status != Interrupted:
+					g.Status, _ = stopped(ctx)
+				case st == Failed && g.Status != Interrupted:
+					g.Status = Failed
+				}
+			}
+			g.Seconds = time.Since(g.Started).Seconds()
+			r.keep(g)
+			r.notifyEnd(g)
+			out = append(out, g)
+		default:
+			out = append(out, recs[s])
+		}
+	}
+	return out
+}
+
+// planOrder passes step ends on to an observer in the order a sequential
+// run has them: a parallel step's members, then the parallel step. An end
+// waits for those before it.
+type planOrder struct {
+	Observer
+	mu    sync.Mutex
+	order []*StepPlan
+	ended map[*StepPlan]*StepRecord
+	next  int
+}
+
+func (o *planOrder) StepEnd(rec *StepRecord) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended[rec.Step] = rec
+	for o.next < len(o.order) {
+		r, ok := o.ended[o.order[o.next]]
+		if !ok {
+			break
+		}
+		o.Observer.StepEnd(r)
+		o.next++
+	}
+}

@@ -1,0 +1,112 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/labrun/labrun/actions"
+)
+
+// fifoCheck can only pass when reader and writer run at the same time:
+// reader's cat blocks until writer opens the FIFO. after reads reader's
+// output, so it must run once reader has finished; both sit after the
+// FIFO steps in plan order, in a parallel step and at the top level.
+const fifoCheck = `
+name: graph
+vars: {out: x, fifo: x}
+outputDir: ${{ vars.out }}
+steps:
+  - id: reader
+    run: {argv: [cat, "${{ vars.fifo }}"]}
+    timeout: 30s
+  - id: group
+    parallel:
+      w:
+        - id: writer
+          run: {argv: [sh, -c, 'echo hi >"$1"', sh, "${{ vars.fifo }}"]}
+          timeout: 30s
+      r:
+        - id: after
+          assert:
+            - that: trim(steps.reader.stdout) == "hi"
+  - id: last
+    assert:
+      - that: steps.after != nil && trim(steps.reader.stdout) == "hi"
+`
+
+// A check runs each step once the steps it reads have finished: reads
+// that do not read each other overlap (reader and writer, which only pass
+// together), and a step that reads another waits for it (after sees
+// reader's output). The report lists the steps in plan order.
+func TestCheckRunsIndependentStepsTogether(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plan := compile(t, fifoCheck, "out="+dir, "fifo="+fifo)
+	rec := &recorder{}
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{Mode: actions.Check}, KeepGoing: true, Observer: rec}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"reader=passed", "group=passed", "writer=passed", "after=passed", "last=passed"}
+	if got := ids(o.Steps); !slices.Equal(got, want) {
+		t.Fatalf("steps %v, want %v", got, want)
+	}
+	// the observer hears of the ends in a sequential run's order
+	if got := ids(rec.ended); !slices.Equal(got, []string{"reader=passed", "writer=passed", "after=passed", "group=passed", "last=passed"}) {
+		t.Errorf("observer told %v", got)
+	}
+	if o.Status != Passed {
+		t.Errorf("check %s, want passed", o.Status)
+	}
+}
+
+// twice makes the same read in two steps, and another read once; each
+// read appends a line to a file, so the file counts the commands run.
+const twice = `
+name: twice
+vars: {out: x, log: x}
+outputDir: ${{ vars.out }}
+steps:
+  - id: first
+    run: {argv: [sh, -c, 'echo read >>"$1"; wc -l <"$1"', sh, "${{ vars.log }}"]}
+  - id: second
+    run: {argv: [sh, -c, 'echo read >>"$1"; wc -l <"$1"', sh, "${{ vars.log }}"]}
+  - id: other
+    run: {argv: [sh, -c, 'echo other >>"$1"; wc -l <"$1"', sh, "${{ vars.log }}"]}
+  - id: same
+    assert:
+      - that: steps.first.stdout == steps.second.stdout
+`
+
+// A check makes each distinct read once: two steps with the same action
+// and spec share one run of it; a different spec runs on its own.
+func TestCheckSharesIdenticalReads(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	plan := compile(t, twice, "out="+dir, "log="+log)
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{Mode: actions.Check}, KeepGoing: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != Passed {
+		t.Fatalf("check %s: %v", o.Status, ids(o.Steps))
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(data), "read\n"); got != 1 {
+		t.Errorf("the shared read ran %d times, want 1", got)
+	}
+	if got := strings.Count(string(data), "other\n"); got != 1 {
+		t.Errorf("the other read ran %d times, want 1", got)
+	}
+}
