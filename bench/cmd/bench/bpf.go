@@ -53,27 +53,7 @@ func benchBPF(ctx context.Context, b *bench) ([]Row, error) {
 		return nil, err
 	}
 
-	readCT := func(root string, want int) ([]time.Duration, int, error) {
-		var got int
-		d, err := timeN(b.n, func() (time.Duration, error) {
-			start := time.Now()
-			r, err := bpfmaps.Open(root)
-			if err != nil {
-				return 0, err
-			}
-			defer r.Close()
-			es, err := r.Conntrack()
-			if err != nil {
-				return 0, err
-			}
-			got = len(es)
-			if want > 0 && got != want {
-				return 0, fmt.Errorf("bpfmaps read %d entries, want %d", got, want)
-			}
-			return time.Since(start), nil
-		})
-		return d, got, err
-	}
+	readCT := func(root string, want int) ([]time.Duration, int, error) { return readConntrack(b.n, root, want) }
 	synth, _, err := readCT(root, ctEntries)
 	if err != nil {
 		return nil, err
@@ -125,6 +105,32 @@ func benchBPF(ctx context.Context, b *bench) ([]Row, error) {
 			durations("bpfmaps reader", "ms", live), durations("kubectl exec cilium-dbg bpf ct list global", "ms", liveDbg), 0).
 			withNote("The agent's own map as it is (cilium-dbg listed %d entries in the last run), read-only through the test cluster's bpffs as the host sees it (%s).", liveDbgCount, b.bpffs),
 	}, nil
+}
+
+// readConntrack times n reads of the conntrack maps under root with
+// package bpfmaps, as the bpfmap action reads them (open, dump, close),
+// and returns the entries of the last; a read of other than want entries
+// (when want > 0) is an error.
+func readConntrack(n int, root string, want int) ([]time.Duration, int, error) {
+	var got int
+	d, err := timeN(n, func() (time.Duration, error) {
+		start := time.Now()
+		r, err := bpfmaps.Open(root)
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		es, err := r.Conntrack()
+		if err != nil {
+			return 0, err
+		}
+		got = len(es)
+		if want > 0 && got != want {
+			return 0, fmt.Errorf("bpfmaps read %d entries, want %d", got, want)
+		}
+		return time.Since(start), nil
+	})
+	return d, got, err
 }
 
 // countCTLines counts the entry lines of `cilium-dbg bpf ct list`.

@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/labrun/labrun/bpfmaps"
 	"github.com/labrun/labrun/parse"
 	"github.com/labrun/labrun/parse/parsetest"
 	"github.com/labrun/labrun/runner/runnertest"
@@ -160,22 +159,7 @@ func growBPF(_ context.Context, b *bench, entries int) ([]time.Duration, []float
 	if err := fillCT(root, entries); err != nil {
 		return nil, nil, err
 	}
-	d, err := timeN(b.n, func() (time.Duration, error) {
-		start := time.Now()
-		r, err := bpfmaps.Open(root)
-		if err != nil {
-			return 0, err
-		}
-		defer r.Close()
-		es, err := r.Conntrack()
-		if err != nil {
-			return 0, err
-		}
-		if len(es) != entries {
-			return 0, fmt.Errorf("bpfmaps read %d entries, want %d", len(es), entries)
-		}
-		return time.Since(start), nil
-	})
+	d, _, err := readConntrack(b.n, root, entries)
 	return d, nil, err
 }
 
