@@ -10,7 +10,6 @@ import (
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/eval"
 	"github.com/labrun/labrun/runner"
-	"github.com/spf13/pflag"
 )
 
 const evalHelp = `Usage: labrun eval PLAYBOOK EXPR... [flags]
@@ -31,11 +30,8 @@ func evalCmd(args []string, stdout, stderr io.Writer) int {
 	var vf varFlags
 	vf.register(fs)
 	raw := fs.BoolP("raw", "r", false, "print a string value as it is, not as a JSON string")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() < 2 {
 		fmt.Fprintln(stderr, "labrun eval: expected a playbook and at least one expression")

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -120,6 +121,21 @@ func newFlagSet(name string, stderr io.Writer, help string) *pflag.FlagSet {
 	return fs
 }
 
+// parseFlags parses a command's flags. Under ContinueOnError pflag prints
+// none of its own errors, so a mistyped flag would exit 2 in silence; the
+// error is printed here as one line naming the command.
+func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, pflag.ErrHelp):
+		return exitOK, false
+	}
+	fmt.Fprintf(stderr, "labrun %s: %v (labrun %s --help lists its flags)\n", fs.Name(), err, fs.Name())
+	return exitInvalid, false
+}
+
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
@@ -139,11 +155,8 @@ modeline a playbook beside DIR puts on its first line; the README's
 func schemaCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("schema", stderr, schemaUsage)
 	install := fs.String("install", "", "write the schema into this directory instead of printing it")
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "labrun schema: takes no arguments besides --install DIR")

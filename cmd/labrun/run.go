@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,11 +43,8 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		fs.StringVar(&upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
 		fs.BoolVarP(&quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "labrun %s: expected exactly one playbook, got %d\n", name, fs.NArg())

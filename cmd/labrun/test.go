@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/labtest"
 	"github.com/labrun/labrun/runner"
-	"github.com/spf13/pflag"
 )
 
 // testCmd is labrun test: solve the lab, check the files it wrote (they
@@ -26,11 +24,8 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	var rf runFlags
 	rf.register(fs)
 	noSolve := fs.Bool("no-solve", false, "grade the files already in the output directory instead of solving the lab first")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "labrun test: expected exactly one playbook, got %d\n", fs.NArg())

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/labrun/labrun/diag"
 	"github.com/labrun/labrun/runner"
-	"github.com/spf13/pflag"
 )
 
 // validateCmd is labrun validate: every playbook is compiled with no
@@ -22,11 +20,8 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	vf.register(fs)
 	quiet := fs.BoolP("quiet", "q", false, "print only errors")
 	format := fs.String("format", "text", "how to print errors: text (file:line:col: message, on stderr), json (one array on stdout, for tools) or github (workflow commands on stdout, which GitHub Actions shows on the lines)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "labrun validate: expected at least one playbook")
