@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -94,6 +95,11 @@ func Format(x any) string {
 func (v *Value) Decode(env *Env, target reflect.Value) error {
 	x, err := v.Eval(env)
 	if err != nil {
+		// A nested value's error already names its own, narrower place;
+		// prefixing the enclosing value's would print two positions.
+		if re := (*RunError)(nil); errors.As(err, &re) {
+			return err
+		}
 		return diag.Errorf(v.Pos, "%v", err)
 	}
 	return assign(x, target, v)

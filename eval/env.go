@@ -9,6 +9,7 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
+	"github.com/labrun/labrun/diag"
 )
 
 // Env is what expressions see while a playbook runs: typed values laid out
@@ -230,11 +231,18 @@ func adapt(v reflect.Value, t reflect.Type) reflect.Value {
 	return out
 }
 
+// RunError is an expression that failed on the values it read, at its
+// place in the playbook. It is a type of its own because a *diag.Error is
+// one that could not be compiled: bad input, where this is a failure.
+type RunError struct{ at *diag.Error }
+
+func (e *RunError) Error() string { return e.at.Error() }
+
 // Eval runs the expression.
 func (x *Expr) Eval(env *Env) (any, error) {
 	out, err := vm.Run(x.prog, env.root(x.envType).Interface())
 	if err != nil {
-		return nil, fmt.Errorf("%s: expression %s: %v", x.Pos, quoteExpr(x.Src), FirstLine(err.Error()))
+		return nil, &RunError{diag.Errorf(x.Pos, "expression %s: %v", quoteExpr(x.Src), FirstLine(err.Error()))}
 	}
 	return out, nil
 }
@@ -247,7 +255,7 @@ func (x *Expr) EvalBool(env *Env) (bool, error) {
 	}
 	b, ok := out.(bool)
 	if !ok {
-		return false, fmt.Errorf("%s: expression %s gave %s, expected true or false", x.Pos, quoteExpr(x.Src), Format(out))
+		return false, &RunError{diag.Errorf(x.Pos, "expression %s gave %s, expected true or false", quoteExpr(x.Src), Format(out))}
 	}
 	return b, nil
 }
