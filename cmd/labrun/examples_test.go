@@ -8,8 +8,11 @@ import (
 	"testing"
 )
 
-// Every example playbook validates and runs to success; each declares an
-// `out` variable, pointed here at a temporary directory.
+// Every example playbook validates, runs to success, and its grader holds:
+// labrun test on the files just written passes check and rejects every
+// change to a value (an example whose cleanup removed what check reads
+// fails here). Each declares an `out` variable, pointed here at a
+// temporary directory.
 func TestExamplesRun(t *testing.T) {
 	files, err := filepath.Glob("../../examples/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -28,6 +31,11 @@ func TestExamplesRun(t *testing.T) {
 			}
 			if len(labFiles(t, out)) == 0 {
 				t.Errorf("example wrote nothing into its output directory")
+			}
+			stdout.Reset()
+			stderr.Reset()
+			if code := Main([]string{"test", "--no-solve", "--no-progress", "--set", "out=" + out, f}, &stdout, &stderr); code != 0 {
+				t.Errorf("labrun test --no-solve exit %d:\n%s%s", code, stdout.String(), stderr.String())
 			}
 		})
 	}
