@@ -77,7 +77,15 @@ for n in 1 2; do
   cap "node${n}_cilium-dbg_bpf_ipcache_list.txt" "$V_DBG" "$shown bpf ipcache list" -- dbg bpf ipcache list
   cap "node${n}_cilium-dbg_node_list.txt" "$V_DBG" "$shown node list" -- dbg node list
   cap "node${n}_cilium-dbg_bpf_tunnel_list.txt" "$V_DBG" "$shown bpf tunnel list" -- dbg bpf tunnel list
+  cap "node${n}_cilium-dbg_endpoint_list.txt" "$V_DBG" "$shown endpoint list" -- dbg endpoint list
+  cap "node${n}_cilium-dbg_identity_list.txt" "$V_DBG" "$shown identity list" -- dbg identity list
+  cap "node${n}_cilium-dbg_service_list.txt" "$V_DBG" "$shown service list" -- dbg service list
+  cap "node${n}_cilium-dbg_bpf_lb_list.txt" "$V_DBG" "$shown bpf lb list" -- dbg bpf lb list
 done
+# web's policy map, in node 2's agent (its endpoint id from its CiliumEndpoint)
+WEB_EP="$(kc -n capture-2n get ciliumendpoint web -o jsonpath='{.status.id}')"
+a="$A2"
+cap "node2_cilium-dbg_bpf_policy_get_n_web.txt" "$V_DBG" "kubectl -n kube-system exec <agent on $(node_name 2)> -c cilium-agent -- cilium-dbg bpf policy get -n <web's endpoint id>" -- dbg bpf policy get -n "$WEB_EP"
 cap kubectl_get_nodes_wide.txt "$V_KUBECTL" "kubectl get nodes -o wide" -- kc get nodes -o wide
 cap kubectl_get_pods_wide.txt "$V_KUBECTL" "kubectl -n capture-2n get pods -o wide" -- kc -n capture-2n get pods -o wide
 cap kubectl_get_ciliumnodes_json.txt "$V_KUBECTL" "kubectl get ciliumnodes -o json" -- kc get ciliumnodes -o json
