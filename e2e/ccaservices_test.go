@@ -399,10 +399,12 @@ func TestTwoNodeCCAServicesLab(t *testing.T) {
 	}
 }
 
-// A Helm upgrade that breaks the agents (DSR with the Geneve dispatch, which
-// needs a Geneve tunnel this kernel cannot make) fails the run; finally rolls
-// the release back to the values it had, the agents come back with them, and
-// a NodePort request across nodes is SNATed again.
+// A Helm upgrade that breaks the agents fails the run: DSR without the
+// switch to native routing, which Cilium 1.20.1 refuses at start ("Node
+// Port \"dsr\" mode cannot be used with vxlan tunneling", the agents
+// crash-loop and the rollout wait stops at once); finally rolls the release
+// back to the values it had, the agents come back with them, and a NodePort
+// request across nodes is SNATed again.
 func TestTwoNodeCCAServicesRecoversFromFailedUpgrade(t *testing.T) {
 	v := twoNodes(t, "tunnel", "native")
 	bin := buildLabrun(t)
