@@ -233,12 +233,24 @@ func (d *differ) list(p keypath.Path, want, got []any, order func(keypath.Path) 
 }
 
 // unmatched pairs equal items of want and got and returns the first of
-// each that has no partner (-1, -1 when all pair up).
+// each that has no partner (-1, -1 when all pair up). Items equal at the
+// same index pair first, so that in a list written in the expected order
+// with one wrong item, that item is the one named, not a later duplicate
+// of it.
 func (d *differ) unmatched(p keypath.Path, want, got []any) (int, int) {
 	used := make([]bool, len(got))
+	paired := make([]bool, len(want))
+	for i := range min(len(want), len(got)) {
+		if d.same(p.Index(i), want[i], got[i]) {
+			used[i], paired[i] = true, true
+		}
+	}
 	firstWant := -1
 outer:
 	for i, w := range want {
+		if paired[i] {
+			continue
+		}
 		for j, g := range got {
 			if !used[j] && d.same(p.Index(j), w, g) {
 				used[j] = true
