@@ -1,0 +1,87 @@
+package parse
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// twoNodeCapture is one run of testbed/examples/capture-twonode.sh on a
+// two-node profile: pod web (python http.server on 8080) on node 2,
+// NodePort Service web, pod client on node 1. The values are that run's,
+// as its kubectl captures beside the agents' output show them.
+type twoNodeCapture struct {
+	dir                   string // under testdata/real
+	webIP, clientIP       string
+	webEndpoint, webIdent int // web's endpoint id and identity on node 2
+	nodePort              int
+	network, tunnel       string // status --verbose Routing: Network
+}
+
+var twoNodeCaptures = []twoNodeCapture{
+	{dir: "tunnel", webIP: "10.42.1.214", clientIP: "10.42.0.232", webEndpoint: 3173, webIdent: 56373, nodePort: 30641, network: "Tunnel", tunnel: "vxlan"},
+}
+
+// Both agents' captures of each two-node profile, parsed: what each
+// agent's endpoint list, service list and bpf lb list say of web, that the
+// agents agree, and the routing status --verbose reports.
+func TestTwoNodeCaptures(t *testing.T) {
+	for _, c := range twoNodeCaptures {
+		t.Run(c.dir, func(t *testing.T) {
+			file := func(node int, what string) string {
+				return input(t, fmt.Sprintf("real/%s/node%d_cilium-dbg_%s.txt", c.dir, node, what))
+			}
+			web := fmt.Sprintf("%s:8080", c.webIP)
+			eps2, err := ParseEndpointList(file(2, "endpoint_list"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := eps2.ByIPv4(c.webIP)
+			if e.ID != c.webEndpoint || e.Identity != c.webIdent || !e.HasLabel("k8s:app=web") || !e.HasLabel("k8s:io.kubernetes.pod.namespace=capture-2n") || e.Status != "ready" {
+				t.Errorf("node 2's endpoint list: web is %+v", e)
+			}
+			eps1, err := ParseEndpointList(file(1, "endpoint_list"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := eps1.ByIPv4(c.webIP); e.ID != 0 {
+				t.Errorf("node 1's endpoint list has web, a pod of node 2: %+v", e)
+			}
+			if e := eps1.ByIPv4(c.clientIP); e.ID == 0 || !e.HasLabel("k8s:io.kubernetes.pod.namespace=capture-2n") {
+				t.Errorf("node 1's endpoint list: client is %+v", e)
+			}
+			for node := 1; node <= 2; node++ {
+				svcs, err := ParseServiceList(file(node, "service_list"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, s := range svcs {
+					if s.Type == "NodePort" && s.Frontend.IP == "0.0.0.0" && s.Frontend.Port == c.nodePort {
+						found = true
+						if len(s.Backends) != 1 || s.Backends[0].IP != c.webIP || s.Backends[0].Port != 8080 || s.Backends[0].State != "active" {
+							t.Errorf("node %d's service list: NodePort %d has backends %v, want %s", node, c.nodePort, s.Backends, web)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("node %d's service list has no NodePort 0.0.0.0:%d", node, c.nodePort)
+				}
+				lb, err := ParseLBList(file(node, "bpf_lb_list"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := lb.Backends(fmt.Sprintf("0.0.0.0:%d/TCP", c.nodePort)); !slices.Equal(got, []string{web + "/TCP"}) && !slices.Equal(got, []string{web}) {
+					t.Errorf("node %d's bpf lb list: NodePort backends %v, want %s", node, got, web)
+				}
+				st, err := ParseStatus(file(node, "status_verbose"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Routing.Network != c.network || st.Routing.TunnelProtocol != c.tunnel {
+					t.Errorf("node %d's status --verbose: routing %+v, want network %q tunnel %q", node, st.Routing, c.network, c.tunnel)
+				}
+			}
+		})
+	}
+}
