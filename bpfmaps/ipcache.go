@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -18,19 +17,6 @@ const (
 	familyIPv4 = 1
 	familyIPv6 = 2
 )
-
-// remote_endpoint_info flag bits (eps.h L100-104; ipcache.go
-// RemoteEndpointInfoFlags), with the names RemoteEndpointInfoFlags.String
-// prints.
-var ipcacheFlagNames = [...]struct {
-	bit  uint8
-	name string
-}{
-	{1 << 0, "skiptunnel"},
-	{1 << 1, "hastunnel"},
-	{1 << 2, "ipv6tunnel"},
-	{1 << 3, "remotecluster"},
-}
 
 func decodeIPCache(k, v []byte) entries.IPCacheEntry {
 	e := entries.IPCacheEntry{
@@ -67,9 +53,9 @@ func decodeIPCache(k, v []byte) entries.IPCacheEntry {
 	} else {
 		e.TunnelEndpoint = netip.AddrFrom16([16]byte(v[4:20])).String()
 	}
-	for _, fn := range ipcacheFlagNames {
-		if e.Flags&fn.bit != 0 {
-			e.FlagNames = append(e.FlagNames, fn.name)
+	for _, fn := range entries.IPCacheFlags {
+		if e.Flags&fn.Bit != 0 {
+			e.FlagNames = append(e.FlagNames, fn.Name)
 		}
 	}
 	e.FlagsText = "<none>"
@@ -96,21 +82,7 @@ func (r *Reader) IPCache() (entries.IPCacheEntries, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Family != b.Family {
-			return a.Family < b.Family
-		}
-		ai, _ := netip.ParseAddr(a.IP)
-		bi, _ := netip.ParseAddr(b.IP)
-		if c := ai.Compare(bi); c != 0 {
-			return c < 0
-		}
-		if a.PrefixLen != b.PrefixLen {
-			return a.PrefixLen < b.PrefixLen
-		}
-		return a.ClusterID < b.ClusterID
-	})
+	entries.SortIPCache(out)
 	return out, nil
 }
 

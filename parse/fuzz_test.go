@@ -176,3 +176,7 @@ func FuzzFastPaths(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseIPCacheList(f *testing.F) {
+	fuzzParser(f, kindIPCacheList, "10.0.0.1/32 identity=1 encryptkey=0 tunnelendpoint=0.0.0.0 flags=<none>\n", `{"10.0.0.0/8":["identity=2 encryptkey=0 tunnelendpoint=0.0.0.0 flags=<none>"]}`)
+}

@@ -210,6 +210,8 @@ func kindForCommand(cmd string) string {
 			return kindLBList
 		case has("bpf", "ct", "list"):
 			return kindCTList
+		case has("bpf", "ipcache", "list"):
+			return kindIPCacheList
 		case has("endpoint", "get"):
 			return kindEndpointGet
 		case has("endpoint", "list"):

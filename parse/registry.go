@@ -1,6 +1,10 @@
 package parse
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/labrun/labrun/bpfmaps/entries"
+)
 
 // Parser describes one parser for the engine: the CLI kind
 // (`labrun parse KIND [FILE|-]`), the expr function name, a one-line doc,
@@ -48,6 +52,8 @@ var All = []Parser{
 		Doc: "cilium-dbg endpoint list: endpoints with policy enforcement, identity, labels, IPs, status"},
 	{Kind: kindMapList, Func: "parseCiliumMapList", Parse: wrap(ParseMapList), Result: typeOf[MapList](),
 		Doc: "cilium-dbg map list: open BPF maps with entry and error counts"},
+	{Kind: kindIPCacheList, Func: "parseCiliumBPFIPCacheList", Parse: wrap(ParseIPCacheList), Result: typeOf[entries.IPCacheEntries](),
+		Doc: "cilium-dbg bpf ipcache list [-o json]: prefixes with identity, tunnel endpoint, flags; the bpfmap ipcache entries, so Lookup and IdentityOf work alike"},
 	{Kind: kindConfig, Func: "parseCiliumConfig", Parse: wrap(ParseConfig), Result: typeOf[Config](),
 		Doc: "cilium-dbg config [-a]: every Key : value line of both sections"},
 	{Kind: kindBpftoolNet, Func: "parseBpftoolNetShow", Parse: wrap(ParseBpftoolNetShow), Result: typeOf[BpftoolNet](), Records: "Attachments",

@@ -16,10 +16,15 @@ type twoNodeCapture struct {
 	webEndpoint, webIdent int // web's endpoint id and identity on node 2
 	nodePort              int
 	network, tunnel       string // status --verbose Routing: Network
+	node1IP, node2IP      string // the nodes' InternalIPs
+	// webTunnelEndpoint is what node 1's ipcache records for web's IP:
+	// node 2's InternalIP in tunnel mode.
+	webTunnelEndpoint string
 }
 
 var twoNodeCaptures = []twoNodeCapture{
-	{dir: "tunnel", webIP: "10.42.1.214", clientIP: "10.42.0.232", webEndpoint: 3173, webIdent: 56373, nodePort: 30641, network: "Tunnel", tunnel: "vxlan"},
+	{dir: "tunnel", webIP: "10.42.1.214", clientIP: "10.42.0.232", webEndpoint: 3173, webIdent: 56373, nodePort: 30641, network: "Tunnel", tunnel: "vxlan",
+		node1IP: "10.250.42.2", node2IP: "10.250.42.3", webTunnelEndpoint: "10.250.42.3"},
 }
 
 // Both agents' captures of each two-node profile, parsed: what each
@@ -49,6 +54,21 @@ func TestTwoNodeCaptures(t *testing.T) {
 			}
 			if e := eps1.ByIPv4(c.clientIP); e.ID == 0 || !e.HasLabel("k8s:io.kubernetes.pod.namespace=capture-2n") {
 				t.Errorf("node 1's endpoint list: client is %+v", e)
+			}
+			// Node 1's ipcache: web (a pod of node 2) with its identity and
+			// tunnel endpoint, node 1 itself as host (1), node 2 as
+			// remote-node (6), everything else as world (2).
+			ipc, err := ParseIPCacheList(file(1, "bpf_ipcache_list"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := ipc.Lookup(c.webIP); e == nil || int(e.Identity) != c.webIdent || e.TunnelEndpoint != c.webTunnelEndpoint {
+				t.Errorf("node 1's ipcache: web %s is %+v, want identity %d tunnel endpoint %s", c.webIP, e, c.webIdent, c.webTunnelEndpoint)
+			}
+			for ip, want := range map[string]int{c.node1IP: 1, c.node2IP: 6, "192.0.2.1": 2} {
+				if got := ipc.IdentityOf(ip); got != want {
+					t.Errorf("node 1's ipcache: %s has identity %d, want %d", ip, got, want)
+				}
 			}
 			for node := 1; node <= 2; node++ {
 				svcs, err := ParseServiceList(file(node, "service_list"))

@@ -91,7 +91,7 @@ var docs = map[string]string{
 	"github.com/labrun/labrun/bpfmaps/entries.Frontends.LBList":            "LBList returns what `cilium-dbg bpf lb list -o json` prints for the IPv4 services map: key \"<address> (<slot>)\", value the slot's Text.",
 	"github.com/labrun/labrun/bpfmaps/entries.Frontends.OfType":            "OfType returns the frontends whose Type is t (ClusterIP, NodePort, ...).",
 	"github.com/labrun/labrun/bpfmaps/entries.Frontends.WithIP":            "WithIP returns the frontends on the given IP (all ports, protocols).",
-	"github.com/labrun/labrun/bpfmaps/entries.IPCacheEntries":              "IPCacheEntries is the decoded ipcache, sorted by family, address and prefix length.",
+	"github.com/labrun/labrun/bpfmaps/entries.IPCacheEntries":              "IPCacheEntries is the ipcache, as the map reader decodes it (sorted by family, address and prefix length) or as cilium-dbg printed it (in the printed order).",
 	"github.com/labrun/labrun/bpfmaps/entries.IPCacheEntries.Find":         "Find returns the entry with exactly this prefix (\"10.0.0.0/8\", or a bare IP meaning /32 or /128), or nil.",
 	"github.com/labrun/labrun/bpfmaps/entries.IPCacheEntries.IdentityOf":   "IdentityOf returns the identity Lookup(ip) finds, or 0 (reserved \"unknown\") when no prefix matches.",
 	"github.com/labrun/labrun/bpfmaps/entries.IPCacheEntries.Lookup":       "Lookup returns the longest prefix (cluster 0) containing ip, as the datapath would find it, or nil.",

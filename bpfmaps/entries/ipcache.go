@@ -1,7 +1,9 @@
 package entries
 
 import (
+	"cmp"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -34,9 +36,45 @@ type IPCacheEntry struct {
 	Value string `json:"value" expr:"value"`
 }
 
-// IPCacheEntries is the decoded ipcache, sorted by family, address and
-// prefix length.
+// IPCacheFlags are remote_endpoint_info's flag bits (bpf/lib/eps.h;
+// ipcache.RemoteEndpointInfoFlags) with the names its String method
+// prints, in the order it prints them. The map reader names the bits it
+// reads; the parser of cilium-dbg's text turns the printed names back into
+// bits.
+var IPCacheFlags = [...]struct {
+	Bit  uint8
+	Name string
+}{
+	{1 << 0, "skiptunnel"},
+	{1 << 1, "hastunnel"},
+	{1 << 2, "ipv6tunnel"},
+	{1 << 3, "remotecluster"},
+}
+
+// IPCacheEntries is the ipcache, as the map reader decodes it (sorted by
+// family, address and prefix length) or as cilium-dbg printed it (in the
+// printed order).
 type IPCacheEntries []IPCacheEntry
+
+// SortIPCache orders entries by family, address, prefix length and
+// cluster, the order the map reader gives them. A function, not a method,
+// so that expressions (which see a list's methods) cannot reorder a result.
+func SortIPCache(es IPCacheEntries) {
+	slices.SortFunc(es, func(a, b IPCacheEntry) int {
+		if c := strings.Compare(a.Family, b.Family); c != 0 {
+			return c
+		}
+		ai, _ := netip.ParseAddr(a.IP)
+		bi, _ := netip.ParseAddr(b.IP)
+		if c := ai.Compare(bi); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.PrefixLen, b.PrefixLen); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ClusterID, b.ClusterID)
+	})
+}
 
 // Find returns the entry with exactly this prefix ("10.0.0.0/8", or a bare
 // IP meaning /32 or /128), or nil.
