@@ -25,6 +25,10 @@ type twoNodeCapture struct {
 var twoNodeCaptures = []twoNodeCapture{
 	{dir: "tunnel", webIP: "10.42.1.214", clientIP: "10.42.0.232", webEndpoint: 3173, webIdent: 56373, nodePort: 30641, network: "Tunnel", tunnel: "vxlan",
 		node1IP: "10.250.42.2", node2IP: "10.250.42.3", webTunnelEndpoint: "10.250.42.3"},
+	// Native routing: node 1's ipcache still records node 2 as the tunnel
+	// endpoint of its pods (flag hastunnel), as Cilium 1.20.1 printed it.
+	{dir: "native", webIP: "10.42.1.222", clientIP: "10.42.0.199", webEndpoint: 341, webIdent: 63018, nodePort: 32005, network: "Native", tunnel: "",
+		node1IP: "10.250.42.2", node2IP: "10.250.42.3", webTunnelEndpoint: "10.250.42.3"},
 }
 
 // Both agents' captures of each two-node profile, parsed: what each
