@@ -225,7 +225,10 @@ setup_node() {
 # spawn NAME I CMD...: start CMD as a daemon in node I's namespaces, in the
 # cgroup <node I>/system of every hierarchy, its own session (so it outlives
 # the calling shell), output appended to $LOGDIR/NAME.log. The pidfile holds
-# PID and start time (see pid_alive).
+# PID and start time (see pid_alive). Every file descriptor but 0-2 is
+# closed first: a daemon must not keep what its starter had open, such as
+# the lock a caller holds around testbed/up (`flock LOCK testbed/up`),
+# which a daemon inheriting it would hold for as long as it runs.
 spawn() {
   local name=$1 i=$2; shift 2
   local procs="" m
@@ -233,7 +236,7 @@ spawn() {
   echo "==== $(date -Is) starting: $*" >>"$LOGDIR/$name.log"
   # bash -c writes its own PID into the cgroups, then execs nsenter, which
   # execs CMD: the PID stays the same all the way.
-  NETNS="$(node_netns "$i")" MNTNS="$(node_mntns "$i")" setsid bash -c 'for f in $1; do echo $$ >"$f"; done; shift; exec nsenter --net="$NETNS" --mount="$MNTNS" -- "$@"' \
+  NETNS="$(node_netns "$i")" MNTNS="$(node_mntns "$i")" setsid bash -c 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-"; done; for f in $1; do echo $$ >"$f"; done; shift; exec nsenter --net="$NETNS" --mount="$MNTNS" -- "$@"' \
     _ "$procs" "$@" </dev/null >>"$LOGDIR/$name.log" 2>&1 &
   local pid=$!
   echo "$pid $(awk '{print $22}' "/proc/$pid/stat")" >"$PIDDIR/$name.pid"
