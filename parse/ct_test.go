@@ -3,6 +3,7 @@ package parse
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,11 +172,18 @@ func TestScanCTListMatchesParse(t *testing.T) {
 }
 
 // A table big enough to be parsed in chunks at once gives the same
-// entries as one pass, and an error keeps its line number in the output.
+// entries as one pass, with blank and warning lines in every chunk (each
+// chunk counts its entries before parsing), and an error keeps its line
+// number in the output.
 func TestCTListChunks(t *testing.T) {
-	text := parsetest.CTLines(12000)
-	if len(splitLines(text, 2, 1<<20)) < 2 {
-		t.Fatalf("%d bytes are not split; the test needs more lines", len(text))
+	lines := strings.Split(parsetest.CTLines(12000), "\n")
+	warning := "Unable to open cilium_ct6_global: Unable to get object /sys/fs/bpf/tc/globals/cilium_ct6_global: no such file or directory. Skipping."
+	for _, at := range []int{3, 500, 6001, 11990} {
+		lines = slices.Insert(lines, at, "", warning, "  ")
+	}
+	text := strings.Join(lines, "\n")
+	if chunks := ctChunks(text); len(chunks) < 2 || !strings.Contains(chunks[0], warning) || !strings.Contains(chunks[len(chunks)-1], warning) {
+		t.Fatalf("%d bytes are not split with warnings in each chunk; the test needs other lines", len(text))
 	}
 	whole, err := parseCTLines(text, 0, make([]CTEntry, 0, strings.Count(text, "\n")+1))
 	if err != nil {
@@ -186,10 +194,10 @@ func TestCTListChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "entries", len(chunked.Entries), 12000)
+	eq(t, "warnings", len(chunked.Warnings), 4)
 	if !reflect.DeepEqual(whole, chunked) {
 		t.Error("chunked parse differs from one pass")
 	}
-	lines := strings.Split(text, "\n")
 	lines[11000] = "garbage here"
 	_, err = ParseCTList(strings.Join(lines, "\n"))
 	wantError(t, err, kindCTList, 11001, "expected")

@@ -144,9 +144,10 @@ func FuzzParseAddr(f *testing.F) {
 
 // The conntrack parser's fast paths for numbers and IPv4 addresses agree
 // with strconv and net/netip, which decide everything they pass on:
-// the same value, and an error exactly when they give one.
+// the same value, and an error exactly when they give one; what addr4
+// accepts, the full address parser reads the same.
 func FuzzFastPaths(f *testing.F) {
-	for _, s := range []string{"0", "42", "007", "-1", "+5", "999999999999999999", "9223372036854775808", "0x1a", "0xffffffff", "0x100000000", "0xG", "1.2.3.4", "01.2.3.4", "256.1.1.1", "1.2.3", "1.2.3.4.5", "::1", "1..2.3", ""} {
+	for _, s := range []string{"0", "42", "007", "-1", "+5", "999999999999999999", "9223372036854775808", "0x1a", "0xffffffff", "0x100000000", "0xG", "1.2.3.4", "01.2.3.4", "256.1.1.1", "1.2.3", "1.2.3.4.5", "::1", "1..2.3", "", "10.0.0.1:80", "10.0.0.1:65536", "10.0.0.1:", "1.2.3.4:5:6", "01.2.3.4:80", "1.2.3.4:*", "1.2.3.4%eth0:22", "1.2.3:4"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -173,6 +174,12 @@ func FuzzFastPaths(f *testing.F) {
 		ip, err := netip.ParseAddr(s)
 		if got, want := validIP(s), err == nil && ip.Zone() == ""; got != want {
 			t.Errorf("validIP(%q) = %v, netip says %v", s, got, want)
+		}
+		// what addr4 reads, parseAddr reads the same
+		if a, ok := addr4(s); ok {
+			if b, err := parseAddr(s); err != nil || a != b {
+				t.Errorf("addr4(%q) = %+v; parseAddr: %+v, %v", s, a, b, err)
+			}
 		}
 	})
 }
