@@ -202,3 +202,79 @@ func TestCTListChunks(t *testing.T) {
 	_, err = ParseCTList(strings.Join(lines, "\n"))
 	wantError(t, err, kindCTList, 11001, "expected")
 }
+
+// ctFastVariants are lines the one-pass reader must leave to the general
+// one (or read the same way): other versions' keys, IPv6, keywords, odd
+// spacing, numbers too long for it, and broken lines.
+var ctFastVariants = []string{
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1B LastTxReport=5 Flags=0x0013 [ RxClosing TxClosing SeenNonSyn ] RevNAT=6 SourceSecurityID=7 BackendID=8 NatPort=9 ",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"UDP SVC 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7 NatPort=9",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7 BackendID=18446744073709551615 NatPort=9",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7 BackendID=8 NatPort=9 Future=1",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7 BackendID=8 BackendID=8",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ]RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ RxClosing RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1  Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 related expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 (remaining: 5 sec(s)) Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=-1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1234567890123456789 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=26 LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x123456789 LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"TCP OUT [fd00::1]:1 -> fd00::2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 => 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"TCP SIDEWAYS 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3 RxFlagsSeen=0x1a LastRxReport=4 TxFlagsSeen=0x1b LastTxReport=5 Flags=0x0000 [ ] RevNAT=6 SourceSecurityID=7",
+	"TCP OUT 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=2 Bytes=3",
+	"tcp OUT 10.0.0.1:1 -> 10.0.0.2:2",
+	"",
+}
+
+// ctFastAgrees checks that where the one-pass reader accepts a line, the
+// general one reads the same entry from it; it reports whether the
+// one-pass reader accepted.
+func ctFastAgrees(t *testing.T, line string) bool {
+	t.Helper()
+	var fp, gp ctParser
+	var fast, general CTEntry
+	if !fp.fast(line, &fast) {
+		return false
+	}
+	if err := gp.general(line, &general); err != nil {
+		t.Fatalf("one pass read %q, the general reader refuses it: %v", line, err)
+	}
+	if !reflect.DeepEqual(fast, general) {
+		t.Fatalf("%q: one pass read %+v, the general reader %+v", line, fast, general)
+	}
+	return true
+}
+
+// The one-pass reader takes the lines of Cilium 1.16 and later and leaves
+// every other layout to the general reader; where it reads a line, both
+// agree (FuzzCTFast checks arbitrary lines).
+func TestCTFast(t *testing.T) {
+	accepted := map[string]int{}
+	for _, rel := range []string{"real/cilium-dbg_bpf_ct_list_global.txt", "synthetic/cilium-bpf-ct-list/v1.20.txt", "synthetic/cilium-bpf-ct-list/v1.20-time-diff.txt", "synthetic/cilium-bpf-ct-list/v1.15.txt"} {
+		for _, line := range strings.Split(input(t, rel), "\n") {
+			if ctFastAgrees(t, line) {
+				accepted[rel]++
+			}
+		}
+	}
+	if accepted["real/cilium-dbg_bpf_ct_list_global.txt"] == 0 || accepted["synthetic/cilium-bpf-ct-list/v1.20.txt"] == 0 {
+		t.Errorf("the one-pass reader took no line of Cilium 1.20's captures: %v", accepted)
+	}
+	if accepted["synthetic/cilium-bpf-ct-list/v1.15.txt"] != 0 {
+		t.Errorf("the one-pass reader took %d lines of 1.15's split counters", accepted["synthetic/cilium-bpf-ct-list/v1.15.txt"])
+	}
+	var took []int
+	for i, line := range ctFastVariants {
+		if ctFastAgrees(t, line) {
+			took = append(took, i)
+		}
+	}
+	if !slices.Equal(took, []int{0, 1, 2}) {
+		t.Errorf("the one-pass reader took variants %v, want [0 1 2]", took)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/labrun/labrun/parse/parsetest"
 )
 
 // fuzzParser runs the registered parser kind on arbitrary input. It checks
@@ -182,6 +184,18 @@ func FuzzFastPaths(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzCTFast: where the conntrack parser's one-pass reader accepts a
+// line, the general reader reads the same entry.
+func FuzzCTFast(f *testing.F) {
+	for _, line := range ctFastVariants {
+		f.Add(line)
+	}
+	for _, line := range strings.Split(parsetest.CTLines(30), "\n") {
+		f.Add(line)
+	}
+	f.Fuzz(func(t *testing.T, line string) { ctFastAgrees(t, line) })
 }
 
 func FuzzParseIPCacheList(f *testing.F) {
