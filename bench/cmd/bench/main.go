@@ -58,6 +58,7 @@ var sections = []section{
 	{"lab", "cca-datapath solved end to end, labrun vs bash + kubectl; peak memory", benchLab},
 	{"check", "labrun check of cca-datapath vs a bash check", benchCheck},
 	{"services-lab", "cca-services solved end to end on two nodes (DSR through Helm and back), labrun vs bash + kubectl", benchServicesLab},
+	{"identity-lab", "cca-identity solved end to end on two nodes (a rollout, visitor relabelled in place), labrun vs bash + kubectl", benchIdentityLab},
 	{"exec", "exec round trip in the Cilium agent", benchExec},
 	{"wait", "reaction to a condition becoming true", benchWait},
 	{"validate", "labrun validate", benchValidate},
@@ -69,7 +70,7 @@ var sections = []section{
 
 // runOrder runs the measurements that need a quiet machine first; the lab
 // runs last, since its pods keep starting and stopping for a while.
-var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "exec", "wait", "check", "lab", "services-lab"}
+var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "exec", "wait", "check", "lab", "services-lab", "identity-lab"}
 
 // bench is the state the sections share.
 type bench struct {
