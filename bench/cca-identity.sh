@@ -84,7 +84,22 @@ k label node "$back" lab.labrun.io/tier=back --overwrite >/dev/null
 # probes are the pods of app frontend or visitor without a pod-template-hash)
 k -n "$ns" label pods -l 'app in (frontend,visitor),!pod-template-hash' app=visitor team- --overwrite >/dev/null 2>&1
 
-k apply --server-side --force-conflicts -f - >/dev/null <<EOF
+# probe NAME: the manifest of a probe pod (intruder, visitor) on tier=front.
+probe() {
+	cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: $ns, labels: {app: $1}}
+spec:
+  nodeSelector: {lab.labrun.io/tier: front}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: $1, image: $CURL_IMAGE, imagePullPolicy: IfNotPresent, command: [sleep, "86400"]}
+EOF
+}
+{
+	cat <<EOF
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: frontend, namespace: $ns, labels: {app: frontend}}
@@ -117,25 +132,10 @@ spec:
         command: [python3, -m, http.server, "8080"]
         ports: [{containerPort: 8080, name: http}]
         readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: intruder, namespace: $ns, labels: {app: intruder}}
-spec:
-  nodeSelector: {lab.labrun.io/tier: front}
-  terminationGracePeriodSeconds: 1
-  containers:
-  - {name: intruder, image: $CURL_IMAGE, imagePullPolicy: IfNotPresent, command: [sleep, "86400"]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: visitor, namespace: $ns, labels: {app: visitor}}
-spec:
-  nodeSelector: {lab.labrun.io/tier: front}
-  terminationGracePeriodSeconds: 1
-  containers:
-  - {name: visitor, image: $CURL_IMAGE, imagePullPolicy: IfNotPresent, command: [sleep, "86400"]}
 EOF
+	probe intruder
+	probe visitor
+} | k apply --server-side --force-conflicts -f - >/dev/null
 
 # pods_ready SELECTOR N [FILE]: exactly N pods (terminating ones count), all
 # Ready; the list is left in FILE ($tmp/pods.json).
