@@ -94,10 +94,13 @@ type Compiler struct {
 	// configurations per compute step while the compute steps are built.
 	stale map[string]bool
 
-	// compiled keeps expressions that read neither steps nor vars by
-	// their source, configuration and wanted kind: such an expression
-	// (result.exitCode == 0, in step after step) type-checks the same
-	// everywhere its configuration does, so it is checked once.
+	// compiled keeps expressions that read no step and gave no warning
+	// by their source, configuration and wanted kind: such an expression
+	// (result.exitCode == 0 or vars.ns, in step after step) type-checks
+	// the same everywhere its configuration does, so it is checked once.
+	// What it may read does not depend on where it stands: the variables
+	// and env names it can see change only with a new configuration
+	// (DeclareVar, DeclareEnv), which empties this.
 	compiled map[compiledKey]*Expr
 
 	// defines are the playbook's named expressions, in order, and
@@ -379,6 +382,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if err := c.checkConstArgs(tree); err != nil {
 		return nil, exprError(src, pos, err)
 	}
+	warnings := len(c.warnings)
 	c.nestedPointers(src, pos, tree.Node)
 	c.recordKeyOrders(tree.Node)
 	if c.readsStale(refs, wholeSteps) {
@@ -392,7 +396,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if t := preciseType(*prog.Node().Nature()); t != nil && t.Kind() != reflect.Interface {
 		e.Type = t
 	}
-	if len(refs) == 0 && !wholeSteps && c.configs[sc] == cfg {
+	if !wholeSteps && !readsSteps(refs) && len(c.warnings) == warnings && c.configs[sc] == cfg {
 		if c.compiled == nil {
 			c.compiled = map[compiledKey]*Expr{}
 		}

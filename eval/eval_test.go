@@ -2,6 +2,7 @@ package eval
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -340,10 +341,11 @@ func TestRedeclaredStepKeepsLayoutUntilRead(t *testing.T) {
 	}
 }
 
-// An expression that reads neither steps nor vars is type-checked once per
-// configuration and kept with each place it is written; one that reads
-// steps is checked where it stands every time, since what it may read
-// depends on that place; a failed one fails every time.
+// An expression that reads no step (vars, env and result it may read) is
+// type-checked once per configuration and kept with each place it is
+// written; one that reads steps is checked where it stands every time,
+// since what it may read depends on that place; a failed one fails every
+// time, and one with a warning warns at every place.
 func TestCompileKeepsContextFreeExpressions(t *testing.T) {
 	c := testCompiler()
 	ctx := Context{Step: 1, Result: reflect.TypeOf(fakeResult{}), Want: reflect.Bool}
@@ -374,5 +376,42 @@ func TestCompileKeepsContextFreeExpressions(t *testing.T) {
 	}
 	if _, err := c.Compile("steps.second.stdout", diag.Pos{}, Context{Step: 1}); err == nil {
 		t.Error("steps.second compiled at step 1 after it compiled at step 2")
+	}
+
+	shared := func(src string, ctx Context) bool {
+		t.Helper()
+		a, err := c.Compile(src, diag.Pos{File: "p.yaml", Line: 5, Col: 9}, ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.Compile(src, diag.Pos{File: "p.yaml", Line: 9, Col: 9}, ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Pos.Line != 5 || b.Pos.Line != 9 || !slices.Equal(a.Refs, b.Refs) {
+			t.Errorf("%s: places %v %v, refs %v %v", src, a.Pos, b.Pos, a.Refs, b.Refs)
+		}
+		return a.prog == b.prog
+	}
+	if !shared("vars.ns + env.HOME", Context{Step: 1}) {
+		t.Error("an expression of vars and env is checked again at each place")
+	}
+	if shared("vars.n + steps.first.exitCode", Context{Step: 1}) {
+		t.Error("an expression reading a step was kept for another place")
+	}
+	// a variable declared again with another type: what was kept goes
+	if !shared("vars.ns + 'x'", Context{Step: 1}) {
+		t.Error("vars.ns + 'x' is checked again at each place")
+	}
+	c.DeclareVar("ns", reflect.TypeOf(0))
+	if _, err := c.Compile("vars.ns + 'x'", diag.Pos{}, Context{Step: 1}); err == nil {
+		t.Error("vars.ns + 'x' still compiles after ns became a number")
+	}
+	before := len(c.Warnings())
+	if shared(`filter(["a"], any(["b"], # == "b"))`, Context{Step: 1}) {
+		t.Error("an expression with a warning was kept")
+	}
+	if got := len(c.Warnings()) - before; got != 2 {
+		t.Errorf("%d warnings for an expression written at two places, want 2", got)
 	}
 }
