@@ -7,8 +7,9 @@ package e2e
 // and back each time), every file's keys are checked against the live
 // cluster here, independently of the playbook's own assertions, `labrun
 // check` passes on the files and fails on copies with one wrong value each,
-// naming that key; and a run whose Helm upgrade breaks the agents restores
-// the release in `finally`, after which the agents and NodePort SNAT work.
+// naming that key, and task by task (check --task, labrun test); and a run
+// whose Helm upgrade breaks the agents restores the release in `finally`,
+// after which the agents and NodePort SNAT work.
 
 import (
 	"bytes"
@@ -397,6 +398,13 @@ func TestTwoNodeCCAServicesLab(t *testing.T) {
 	if !strings.Contains(text, "report.txt: lb_mode=DSR, expected SNAT") {
 		t.Errorf("check output does not name report.txt's lb_mode:\n%s", text)
 	}
+	messages := map[string]string{"report.txt": "report.txt: lb_mode=DSR, expected SNAT"}
+	for name, w := range wrong {
+		messages[name] = name + ": " + w.key + " is "
+	}
+	gradeByTask(t, func(cmd, dir string, extra ...string) (int, string) {
+		return labrunServices(t, bin, cmd, dir, extra...)
+	}, out, learner, messages)
 }
 
 // A Helm upgrade that breaks the agents fails the run: DSR without the

@@ -7,7 +7,8 @@ package e2e
 // relabelled, frontend restarted), every file's keys, types and relations
 // are checked against the cluster read here with client-go and the kernel's
 // maps (not through labrun's engine), labrun check passes on the files, and
-// fails naming the key on files with one wrong value each.
+// fails naming the key on files with one wrong value each, task by task as
+// well (check --task, labrun test).
 
 import (
 	"bytes"
@@ -303,9 +304,11 @@ func TestTunnelCCAIdentityLab(t *testing.T) {
 	}
 
 	// labrun check: the files pass; one wrong value per file fails naming it.
-	check := func(dir string) (int, string) {
-		return labrun(t, bin, kc, append(append([]string{"check", "--no-progress"}, vars[:4]...), "--set", "out="+dir, "../playbooks/cca-identity.yaml")...)
+	run := func(cmd, dir string, extra ...string) (int, string) {
+		args := append([]string{cmd, "--no-progress", "--kubeconfig", kc, "--vars", "../playbooks/cca-identity.testbed.yaml", "--set", "out=" + dir}, extra...)
+		return labrun(t, bin, kc, append(args, "../playbooks/cca-identity.yaml")...)
 	}
+	check := func(dir string) (int, string) { return run("check", dir) }
 	if code, text := check(out); code != 0 {
 		t.Fatalf("check of labrun's own files exited %d:\n%s", code, text)
 	}
@@ -336,20 +339,22 @@ func TestTunnelCCAIdentityLab(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("check of edited files exited %d, want 1:\n%s", code, text)
 	}
-	for _, w := range []string{
-		"nodes.json: backend_node is ",
-		"identity.json: identity is ",
-		"result.file.before_hash != result.data.after_hash",
-		"ipcache.json: backend_tunnel_endpoint is \"0.0.0.0\"",
-		"policy.json: policy_map is \"cilium_policy_v3_00001\"",
-		"result.file.before_identity != result.data.after_identity",
-		"datapath.json: k8s_service_host is ",
-		"report.txt: routing_network=Native, expected Tunnel [vxlan]",
-	} {
+	wrong := map[string]string{
+		"nodes.json":    "nodes.json: backend_node is ",
+		"identity.json": "identity.json: identity is ",
+		"rollout.json":  "result.file.before_hash != result.data.after_hash",
+		"ipcache.json":  "ipcache.json: backend_tunnel_endpoint is \"0.0.0.0\"",
+		"policy.json":   "policy.json: policy_map is \"cilium_policy_v3_00001\"",
+		"relabel.json":  "result.file.before_identity != result.data.after_identity",
+		"datapath.json": "datapath.json: k8s_service_host is ",
+		"report.txt":    "report.txt: routing_network=Native, expected Tunnel [vxlan]",
+	}
+	for _, w := range wrong {
 		if !strings.Contains(text, w) {
 			t.Errorf("check output lacks %q:\n%s", w, text)
 		}
 	}
+	gradeByTask(t, run, out, learner, wrong)
 }
 
 func mustRead(t *testing.T, path string) []byte {

@@ -110,6 +110,20 @@ die() { log "ERROR: $*"; exit 1; }
 
 need_root() { [[ $EUID -eq 0 ]] || die "must run as root"; }
 
+# dev_null_problem: prints what is wrong with the host's /dev/null, if it
+# is not the null device. The nodes' mount namespaces share the host's
+# /dev, and containerd's shim gives a command exec'd in a pod without stdin
+# the node's /dev/null: if something on the machine removed the device and
+# a later `>/dev/null` made a regular file there, every such command reads
+# whatever was last written to it (seen as `cat` in a pod printing
+# kubectl's output). The testbed does not repair the host; it says so.
+dev_null_problem() {
+  local st
+  st="$(stat -c '%F %t:%T' /dev/null 2>&1)"
+  [[ $st == "character special file 1:3" ]] && return 0
+  echo "/dev/null is not the null device ($st): something on this machine replaced it, and commands in pods would read what was last written to it; restore it with: mknod -m 666 /dev/null.new c 1 3 && mv -f /dev/null.new /dev/null"
+}
+
 # in_node_i I CMD...: run CMD in node I's network and mount namespaces.
 # (nsenter, not `ip netns exec`: the latter remounts /sys and would hide the
 # node's own sysfs/cgroup setup.) in_node: the same on node 1.
