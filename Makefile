@@ -100,15 +100,9 @@ FAULT_TESTS := ^(TestFault|TestSecondInterruptLeavesNoProcess|TestKilledLabrunLe
 e2e-faults:
 	LABRUN_FAULTS=1 LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 30m -run '$(FAULT_TESTS)' -v ./cmd/labrun/ || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
 
-# The packages run one after another (-p 1): once, with kube's and e2e's
-# tests running at the same time, an exec of `cat` in kube's test pod
-# returned the output of testbed/status's `kubectl exec ... wget` in
-# another pod (e2e/testbed_test.go runs it). Two processes share nothing
-# but the cluster, so the streams crossed on the server's side; it did not
-# recur in three reruns of the test alone. Ordering costs about 45 s.
 e2e-single:
 	testbed/up --profile single
-	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -p 1 -count=1 -tags e2e -timeout 30m ./kube/... ./e2e/... ./cmd/... || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
+	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 30m ./kube/... ./e2e/... ./cmd/... || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
 
 e2e-tunnel e2e-native: e2e-%:
 	testbed/up --profile $*
