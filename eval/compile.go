@@ -258,7 +258,11 @@ type Expr struct {
 	// steps.NAME (steps[name], or steps itself), so it may read any
 	// earlier step.
 	WholeSteps bool
-	prog       *vm.Program
+	// ResultFields lists the fields of result the expression reads
+	// (result.file.x: "file"), so that a step can tell which assertions
+	// grade the file it writes.
+	ResultFields []string
+	prog         *vm.Program
 	// what Explain needs to compile sub-expressions the same way
 	compiler *Compiler
 	scope    scope
@@ -372,7 +376,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if err := c.expandDefines(tree); err != nil {
 		return nil, exprError(src, pos, err)
 	}
-	refs, wholeSteps, err := c.checkRefs(src, pos, tree.Node, ctx)
+	refs, wholeSteps, results, err := c.checkRefs(src, pos, tree.Node, ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +396,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if err != nil {
 		return nil, exprError(src, pos, c.signatureError(memberError(tree, err)))
 	}
-	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, WholeSteps: wholeSteps, compiler: c, scope: sc, envType: et}
+	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, WholeSteps: wholeSteps, ResultFields: results, compiler: c, scope: sc, envType: et}
 	if t := preciseType(*prog.Node().Nature()); t != nil && t.Kind() != reflect.Interface {
 		e.Type = t
 	}

@@ -19,8 +19,9 @@ import (
 // checkRefs walks the expression for steps.X, vars.X, env.X and result
 // member chains and reports unknown or not-yet-run names in the words of
 // the playbook, with a suggestion, before expr's more generic checker.
-// wholeSteps says the expression uses steps other than as steps.NAME.
-func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Context) (refs []string, wholeSteps bool, err error) {
+// wholeSteps says the expression uses steps other than as steps.NAME;
+// results lists the fields of result it reads (result.file: "file").
+func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Context) (refs []string, wholeSteps bool, results []string, err error) {
 	var first error
 	fail := func(n ast.Node, format string, args ...any) {
 		if first != nil {
@@ -103,6 +104,9 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 				fail(chain.node, "environment variable %q is not declared; add it to the playbook's env list%s", names[1], diag.DidYouMean(names[1], c.envNames))
 			}
 		case RootResult:
+			if len(names) >= 2 && !slices.Contains(results, names[1]) {
+				results = append(results, names[1])
+			}
 			if ctx.Result == nil {
 				fail(chain.node, "result is not available here; it exists in until and assert of a step")
 				continue
@@ -122,7 +126,7 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 			}
 		}
 	}
-	return refs, wholeSteps, first
+	return refs, wholeSteps, results, first
 }
 
 // fieldPath follows names through t by expr field names and reports the
