@@ -409,14 +409,8 @@ func (p *ctParser) line(line string, e *CTEntry) error {
 // otherwise (FuzzCTFast checks that they agree).
 func (p *ctParser) fast(line string, e *CTEntry) bool {
 	c := ctCursor{s: line}
-	e.Protocol = c.word()
-	if !isProtoName(e.Protocol) {
-		return false
-	}
-	e.Direction = c.word()
-	switch e.Direction {
-	case "OUT", "IN", "SVC":
-	default:
+	e.Protocol, e.Direction = c.word(), c.word()
+	if !ctProtoDir(e) {
 		return false
 	}
 	var ok bool
@@ -533,14 +527,8 @@ func (c *ctCursor) hex(n *uint32) bool {
 // keeps substrings of line rather than copies.
 func (p *ctParser) general(line string, e *CTEntry) error {
 	t := tokenizer{s: line}
-	e.Protocol = t.next()
-	if !isProtoName(e.Protocol) {
-		return ctLineMsg
-	}
-	e.Direction = t.next()
-	switch e.Direction {
-	case "OUT", "IN", "SVC":
-	default:
+	e.Protocol, e.Direction = t.next(), t.next()
+	if !ctProtoDir(e) {
 		return ctLineMsg
 	}
 	var err error
@@ -593,6 +581,16 @@ func (p *ctParser) general(line string, e *CTEntry) error {
 		return errString("unexpected " + strconv.Quote(shortToken(tok)) + `, expected key=value`)
 	}
 	return ctComplete(e, seen)
+}
+
+// ctProtoDir reports whether an entry's first two words are a protocol
+// name and a direction.
+func ctProtoDir(e *CTEntry) bool {
+	switch e.Direction {
+	case "OUT", "IN", "SVC":
+		return isProtoName(e.Protocol)
+	}
+	return false
 }
 
 // ctComplete checks that every key all versions print was printed and
