@@ -98,9 +98,10 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	}
 	interrupted := false
 	failed := false
-	steps := p.Steps
-	if r.Runtime.Mode == actions.Check && r.canRunGraph(restored) {
-		for _, rec := range r.runGraph(ctx) {
+	// record adds the records of the steps that ran, in order, and notes
+	// a failure or an interruption, which the steps after them heed.
+	record := func(recs []*StepRecord) {
+		for _, rec := range recs {
 			out.Steps = append(out.Steps, rec)
 			switch rec.Status {
 			case Failed:
@@ -109,6 +110,10 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 				interrupted = true
 			}
 		}
+	}
+	steps := p.Steps
+	if r.Runtime.Mode == actions.Check && r.canRunGraph(restored) {
+		record(r.runGraph(ctx))
 		steps = nil
 	}
 	for _, s := range steps {
@@ -139,15 +144,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		default:
 			recs = []*StepRecord{r.runStep(ctx, s)}
 		}
-		for _, rec := range recs {
-			out.Steps = append(out.Steps, rec)
-			switch rec.Status {
-			case Failed:
-				failed = true
-			case Interrupted:
-				interrupted = true
-			}
-		}
+		record(recs)
 	}
 	cctx, cancel := r.cleanupContext(ctx)
 	defer cancel()
