@@ -245,9 +245,29 @@ func kindForCommand(cmd string) string {
 			return kindNetstat
 		}
 	case "curl":
+		if has("--unix-socket") {
+			return agentAPIKind(f[len(f)-1])
+		}
 		return kindCurl
 	}
 	return ""
+}
+
+// agentAPIKind is the parser of a document the Cilium agent's API serves
+// (curl --unix-socket .../cilium.sock URL): the same document cilium-dbg
+// prints with -o json, or formats as its table.
+func agentAPIKind(url string) string {
+	switch {
+	case strings.HasSuffix(url, "/v1/healthz"):
+		return kindStatus
+	case strings.HasSuffix(url, "/v1/service"):
+		return kindServiceList
+	case strings.HasSuffix(url, "/v1/map"):
+		return kindMapList
+	case strings.Contains(url, "/v1/endpoint/"):
+		return kindEndpointGet
+	}
+	return "" // e.g. /v1/config: read as JSON, no parser
 }
 
 // checkNoNil fails when a slice or map anywhere in v is nil: results must

@@ -1,7 +1,9 @@
 package parse
 
 import (
+	"encoding/json"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 )
@@ -60,13 +62,66 @@ func (l MapList) PolicyMap(id int) string {
 	return ""
 }
 
-// ParseMapList parses the `cilium-dbg map list` table:
+// ParseMapList parses `cilium-dbg map list`: the table, or the JSON that
+// `map list -o json` prints and the agent's API serves (GET /v1/map), see
+// parseMapListJSON.
 //
 //	Name                     Num entries   Num errors   Cache enabled
 //	cilium_policy_v3_01234   4             0            true
 //	cilium_lb4_services_v2   unknown       0            false
 func ParseMapList(text string) (MapList, error) {
-	if err := refuseCut(kindMapList, "maps", text, ParseMapList, func(l MapList) int { return len(l) }); err != nil {
+	return jsonOrText(kindMapList, text, parseMapListJSON, parseMapListText)
+}
+
+// jsonMapList is models.BPFMapList. cache has no omitempty there: null is
+// a map without a userspace cache, [] an empty cache.
+type jsonMapList struct {
+	Maps *[]struct {
+		Path  *string `json:"path"`
+		Cache *[]*struct {
+			LastError string `json:"last-error"`
+		} `json:"cache"`
+	} `json:"maps"`
+}
+
+// parseMapListJSON reads the document the table is printed from, and makes
+// each row as cilium-dbg's printMapList does (map_list.go): the name is the
+// pin path's last element; with a cache, the entries are its non-null
+// elements and the errors those with a last-error; without one, the
+// entries are unknown.
+func parseMapListJSON(text string) (MapList, error) {
+	var doc jsonMapList
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		return nil, jsonError(kindMapList, text, err)
+	}
+	if doc.Maps == nil {
+		return nil, newError(kindMapList, 0, "", `no "maps" list; is this cilium-dbg map list -o json?`)
+	}
+	out := make(MapList, 0, len(*doc.Maps))
+	for i, m := range *doc.Maps {
+		if m.Path == nil || *m.Path == "" {
+			return nil, newError(kindMapList, 0, "", "map "+strconv.Itoa(i)+": no path")
+		}
+		info := MapInfo{Name: path.Base(*m.Path)}
+		if m.Cache != nil {
+			info.CacheEnabled, info.EntriesKnown = true, true
+			for _, e := range *m.Cache {
+				if e == nil {
+					continue
+				}
+				info.Entries++
+				if e.LastError != "" {
+					info.Errors++
+				}
+			}
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+func parseMapListText(text string) (MapList, error) {
+	if err := refuseCut(kindMapList, "maps", text, parseMapListText, func(l MapList) int { return len(l) }); err != nil {
 		return nil, err
 	}
 	r := newLineReader(text)

@@ -1,6 +1,9 @@
 package parse
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMapList(t *testing.T) {
 	l, err := ParseMapList(input(t, "synthetic/cilium-map-list/v1.20.txt"))
@@ -34,4 +37,32 @@ func TestMapListErrors(t *testing.T) {
 	wantError(t, err, kindMapList, 2, "Num entries")
 	_, err = ParseMapList(head + "cilium_x                 1             0            maybe\n")
 	wantError(t, err, kindMapList, 2, "Cache enabled")
+}
+
+// The JSON document (map list -o json, GET /v1/map) gives the rows the
+// table prints from it: null cache is "unknown", [] is 0 entries, null
+// elements are not entries, a last-error counts as an error.
+func TestMapListJSON(t *testing.T) {
+	l, err := ParseMapList(`{"maps":[
+	  {"cache":null,"path":"/sys/fs/bpf/tc/globals/cilium_lb4_services_v2"},
+	  {"cache":[],"path":"/sys/fs/bpf/tc/globals/cilium_lb4_source_range"},
+	  {"cache":[{"key":"a","value":"b"},null,{"key":"c","last-error":"EEXIST"}],"path":"/sys/fs/bpf/tc/globals/cilium_policy_v3_00042"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "rows", l, MapList{
+		{Name: "cilium_lb4_services_v2"},
+		{Name: "cilium_lb4_source_range", EntriesKnown: true, CacheEnabled: true},
+		{Name: "cilium_policy_v3_00042", Entries: 2, EntriesKnown: true, Errors: 1, CacheEnabled: true},
+	})
+	eq(t, "PolicyMap", l.PolicyMap(42), "cilium_policy_v3_00042")
+	for _, c := range []struct{ name, in, want string }{
+		{"no maps key", `{"other":[]}`, `no "maps" list`},
+		{"no path", `{"maps":[{"cache":[]}]}`, "map 0: no path"},
+		{"cut", `{"maps":[{"cache":[],"path":"/a`, ""},
+	} {
+		if _, err := ParseMapList(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -139,4 +140,61 @@ func TestRealCapturesLab(t *testing.T) {
 	if ghostCurl.TimeTotal == nil || *ghostCurl.TimeTotal > 1 {
 		t.Errorf("ghost curl took %v s; socket LB should refuse at once", deref(ghostCurl.TimeTotal))
 	}
+}
+
+// TestRealAgentAPI reads the documents the agent's API served on its Unix
+// socket (captured in one go with `cilium-dbg map list -o json`, after a
+// solve of cca-datapath) with the parsers of the cilium-dbg commands that
+// print them, as the lab's playbook does: the two sources of the map list
+// agree row for row, the endpoint document is holder's and its policy map
+// is in both lists, and the status document gives what the status table
+// says on this testbed.
+func TestRealAgentAPI(t *testing.T) {
+	fromAPI, err := ParseMapList(input(t, "real/agent_api_map.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDbg, err := ParseMapList(input(t, "real/cilium-dbg_map_list_json.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(l MapList) []string {
+		out := []string{}
+		for _, m := range l {
+			out = append(out, m.Name)
+		}
+		sort.Strings(out)
+		return out
+	}
+	eq(t, "map names, API vs cilium-dbg map list -o json", names(fromAPI), names(fromDbg))
+	ep, err := ParseEndpointGet(input(t, "real/agent_api_endpoint_holder.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "endpoints in GET /v1/endpoint/ID", len(ep), 1)
+	eq(t, "holder's label on the endpoint", slices.Contains(ep[0].Labels, "k8s:app=holder"), true)
+	if !strings.HasPrefix(ep[0].Networking.InterfaceName, "lxc") || ep[0].Networking.InterfaceIndex <= 0 {
+		t.Errorf("holder's host interface: %q index %d", ep[0].Networking.InterfaceName, ep[0].Networking.InterfaceIndex)
+	}
+	for _, l := range []MapList{fromAPI, fromDbg} {
+		eq(t, "holder's policy map", l.PolicyMap(ep[0].ID), fmt.Sprintf("cilium_policy_v3_%05d", ep[0].ID))
+	}
+	st, err := ParseStatus(input(t, "real/agent_api_healthz.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "KubeProxyReplacement", st.KubeProxyReplacement, "True")
+	eq(t, "Socket LB Coverage", st.KubeProxyReplacementDetails.SocketLBCoverage, "Full")
+	svcs, err := ParseServiceList(input(t, "real/agent_api_service.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := 0
+	for _, s := range svcs {
+		if s.Namespace == "cca-dp" && s.Name == "web" && s.Type == "ClusterIP" {
+			web++
+			eq(t, "web's backends after the solve's scale-up", len(s.Backends), 4)
+		}
+	}
+	eq(t, "web's ClusterIP entries", web, 1)
 }

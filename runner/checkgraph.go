@@ -14,11 +14,11 @@ const checkReads = 4
 
 // canRunGraph says whether a check may run its steps as a graph: nothing
 // restored from a journal, branches not asked to run one after another,
-// no tasks to grade apart (their steps are skipped or run by task, in the
-// sequential loop), and no parallel step with a when of its own (which
-// would hold its members back until it is decided).
+// and no parallel step with a when of its own (which would hold its
+// members back until it is decided). Tasks graded apart need nothing of
+// the loop: runStep skips a step no graded task needs.
 func (r *Runner) canRunGraph(restored map[string]*StepRecord) bool {
-	if !r.KeepGoing || r.Sequential || len(restored) > 0 || r.grading != nil {
+	if !r.KeepGoing || r.Sequential || len(restored) > 0 {
 		return false
 	}
 	for _, s := range r.Plan.Steps {
@@ -94,7 +94,7 @@ func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 		if s.Parallel != nil && !s.Cleanup {
 			groups[s] = newRecord(s)
 			r.env.SetStep(s.ID, r.zero(s))
-			if r.Observer != nil {
+			if r.Observer != nil && r.ungraded(s) == "" {
 				r.Observer.StepStart(s)
 			}
 		}
@@ -138,6 +138,13 @@ func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 		case s.Parallel != nil:
 			g := groups[s]
 			g.Status = Passed
+			if why := r.ungraded(s); why != "" {
+				// as the loop's skipUngraded: no graded task needs any member
+				g.Status, g.Reason, g.skipFinal, g.ungraded = Skipped, why, true, true
+				r.notifyEnd(g)
+				out = append(out, g)
+				continue
+			}
 			for _, m := range withMembers(s)[1:] {
 				switch st := recs[m].Status; {
 				case st == Interrupted:

@@ -110,3 +110,94 @@ func TestCheckSharesIdenticalReads(t *testing.T) {
 		t.Errorf("the other read ran %d times, want 1", got)
 	}
 }
+
+// fifoTasks is fifoCheck in a lab with tasks: a's steps only pass when
+// they overlap, and b's file was never written, so b is not started.
+const fifoTasks = `
+name: graph-tasks
+vars: {out: x, fifo: x}
+outputDir: ${{ vars.out }}
+tasks:
+  a: a.txt, from two reads that only pass together
+  b: b.txt, not started
+steps:
+  - id: reader
+    task: a
+    run: {argv: [cat, "${{ vars.fifo }}"]}
+    timeout: 30s
+  - id: group
+    parallel:
+      w:
+        - id: writer
+          task: a
+          run: {argv: [sh, -c, 'echo hi >"$1"', sh, "${{ vars.fifo }}"]}
+          timeout: 30s
+      v:
+        - id: version
+          task: a
+          run: {argv: ["true"]}
+  - id: a_file
+    task: a
+    write: {path: a.txt, text: "${{ trim(steps.reader.stdout) }}"}
+  - id: b_group
+    parallel:
+      x:
+        - id: b_read
+          task: b
+          run: {argv: ["true"]}
+      y:
+        - id: b_other
+          task: b
+          run: {argv: ["true"]}
+  - id: b_file
+    task: b
+    write: {path: b.txt, text: "${{ steps.b_read.stdout }}"}
+`
+
+// The check of a lab with tasks runs as a graph too (reader and writer
+// overlap, or a's steps could not pass), and what no graded task needs is
+// skipped as the step loop skips it: b's parallel step, its member and its
+// write, each with the reason.
+func TestCheckGraphWithTasks(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "a.txt"), []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan := compile(t, fifoTasks, "out="+out, "fifo="+fifo)
+	r := &Runner{Plan: plan, Runtime: &actions.Runtime{Mode: actions.Check}, KeepGoing: true}
+	if !r.canRunGraph(nil) {
+		t.Fatal("a check of a lab with tasks should run as a graph")
+	}
+	o, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"reader=passed", "group=passed", "writer=passed", "version=passed", "a_file=passed", "b_group=skipped", "b_read=skipped", "b_other=skipped", "b_file=skipped"}
+	if got := ids(o.Steps); !slices.Equal(got, want) {
+		t.Fatalf("steps %v, want %v", got, want)
+	}
+	for _, rec := range o.Steps[5:] {
+		want := "task 2 not started: no b.txt yet"
+		if rec.Step.Task == nil {
+			want = "no graded task needs it"
+		}
+		if !rec.Ungraded() || rec.Reason != want {
+			t.Errorf("%s: ungraded %v, reason %q; want %q", rec.ID, rec.Ungraded(), rec.Reason, want)
+		}
+	}
+	var tasks []string
+	for _, tr := range o.Tasks {
+		tasks = append(tasks, tr.ID+"="+string(tr.Status))
+	}
+	if !slices.Equal(tasks, []string{"a=passed", "b=not-started"}) {
+		t.Errorf("tasks %v", tasks)
+	}
+}

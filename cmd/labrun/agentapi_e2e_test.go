@@ -14,11 +14,16 @@ import (
 
 // The http action over the Cilium agent's own API socket, as a lab run on
 // the node reads it (/var/run/cilium/cilium.sock), agrees with cilium-dbg
-// status in the same agent on what stays put while other tests run: the
-// kube-proxy replacement mode and the datapath's attach mode (health can
-// flicker while endpoints come and go). On the test cluster the socket lives in the
-// agent container's mount namespace; the host reaches it through the
-// agent process's root.
+// in the same agent on every fact cca-datapath now takes from the API
+// instead of a cilium-dbg start: the testbed echo Service's entry in the
+// service list, the kube-proxy replacement mode, attach mode and socket-LB
+// coverage of status --verbose, ServiceNoBackendResponse of config -a, the
+// echo pod's endpoint (its host interface and index), and that endpoint's
+// policy map and the load-balancing and conntrack maps in map list. Only
+// what stays put while other tests run is compared (health can flicker
+// while endpoints come and go, other tests' endpoints and services come
+// and go). The socket is reached through the agent process's root, as the
+// testbed's own view of it may not be there on an older testbed.
 func TestHTTPAgentAPISocket(t *testing.T) {
 	kc := kubetest.Kubeconfig(t)
 	sock, err := kubetest.AgentSocket()
@@ -28,7 +33,7 @@ func TestHTTPAgentAPISocket(t *testing.T) {
 	dir := t.TempDir()
 	pb := filepath.Join(dir, "agent-api.yaml")
 	os.WriteFile(pb, []byte(`name: agent-api
-vars: {sock: /var/run/cilium/cilium.sock}
+vars: {sock: /var/run/cilium/cilium.sock, ns: labrun-testbed}
 steps:
   - id: api
     http: {url: "http://localhost/v1/healthz", unixSocket: "${{ vars.sock }}"}
@@ -36,11 +41,62 @@ steps:
       - result.status == 200
       - result.json.cilium != nil
   - id: dbg
-    cilium: {args: [status]}
+    cilium: {args: [status, --verbose]}
   - id: agree
     assert:
       - that: 'string(steps.api.json["kube-proxy-replacement"].mode) == parseCiliumStatus(steps.dbg.stdout).kubeProxyReplacement'
       - that: 'upper(string(steps.api.json["attach-mode"])) == parseCiliumStatus(steps.dbg.stdout).attachMode'
+      - that: parseCiliumStatus(steps.api.body).kubeProxyReplacement == parseCiliumStatus(steps.dbg.stdout).kubeProxyReplacement
+      - that: parseCiliumStatus(steps.api.body).kubeProxyReplacementDetails.socketLBCoverage == parseCiliumStatus(steps.dbg.stdout).kubeProxyReplacementDetails.socketLBCoverage
+      - that: parseCiliumStatus(steps.api.body).attachMode == parseCiliumStatus(steps.dbg.stdout).attachMode
+
+  - id: services_api
+    http: {url: "http://localhost/v1/service", unixSocket: "${{ vars.sock }}"}
+  - id: services_dbg
+    cilium: {args: [service, list, -o, json]}
+  - id: echo
+    compute:
+      api: '${{ map(filter(parseCiliumServiceList(steps.services_api.body), .namespace == vars.ns), ({"id": .id, "fe": .frontend.String(), "type": .type, "be": sort(.BackendAddrs())})) }}'
+      dbg: '${{ map(filter(parseCiliumServiceList(steps.services_dbg.stdout), .namespace == vars.ns), ({"id": .id, "fe": .frontend.String(), "type": .type, "be": sort(.BackendAddrs())})) }}'
+    assert:
+      - that: len(result.api) >= 1
+        message: the testbed's echo Service should be in the agent's service list
+      - that: toJSON(sortBy(result.api, .fe)) == toJSON(sortBy(result.dbg, .fe))
+
+  - id: config_api
+    http: {url: "http://localhost/v1/config", unixSocket: "${{ vars.sock }}"}
+  - id: config_dbg
+    cilium: {args: [config, -a]}
+  - id: config_agree
+    assert:
+      - that: string(steps.config_api.json.status.daemonConfigurationMap.ServiceNoBackendResponse) == parseCiliumConfig(steps.config_dbg.stdout).Get("ServiceNoBackendResponse")
+
+  - id: cep
+    get: {apiVersion: cilium.io/v2, kind: CiliumEndpoint, namespace: "${{ vars.ns }}"}
+    assert:
+      - result.count >= 1
+  - id: endpoint_api
+    http: {url: "http://localhost/v1/endpoint/${{ string(steps.cep.items[0].status.id) }}", unixSocket: "${{ vars.sock }}"}
+    assert:
+      - result.status == 200
+  - id: endpoint_dbg
+    cilium: {args: [endpoint, get, "${{ string(steps.cep.items[0].status.id) }}", -o, json]}
+  - id: maps_api
+    http: {url: "http://localhost/v1/map", unixSocket: "${{ vars.sock }}"}
+  - id: maps_dbg
+    cilium: {args: [map, list]}
+  - id: endpoint_agree
+    compute:
+      id: ${{ int(steps.cep.items[0].status.id) }}
+      api: ${{ parseCiliumEndpointGet(steps.endpoint_api.body)[0] }}
+      dbg: ${{ parseCiliumEndpointGet(steps.endpoint_dbg.stdout)[0] }}
+    assert:
+      - that: result.api.networking.interfaceName == result.dbg.networking.interfaceName && result.api.networking.interfaceName startsWith "lxc"
+      - that: result.api.networking.interfaceIndex == result.dbg.networking.interfaceIndex
+      - that: result.api.identity == result.dbg.identity
+      - that: parseCiliumMapList(steps.maps_api.body).PolicyMap(result.id) == parseCiliumMapList(steps.maps_dbg.stdout).PolicyMap(result.id) && parseCiliumMapList(steps.maps_api.body).PolicyMap(result.id) != ""
+      - that: sort(parseCiliumMapList(steps.maps_api.body).Names("cilium_lb4_")) == sort(parseCiliumMapList(steps.maps_dbg.stdout).Names("cilium_lb4_"))
+      - that: sort(parseCiliumMapList(steps.maps_api.body).Names("cilium_ct")) == sort(parseCiliumMapList(steps.maps_dbg.stdout).Names("cilium_ct"))
 `), 0o644)
 	var stdout, stderr bytes.Buffer
 	if code := Main([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "sock=" + sock, pb}, &stdout, &stderr); code != 0 {

@@ -97,6 +97,17 @@ cap cilium-dbg_endpoint_list.txt "$V_DBG" "$A cilium-dbg endpoint list" -- "${AG
 cap cilium-dbg_endpoint_get_holder_json.txt "$V_DBG" "$A cilium-dbg endpoint get $HOLDER_ID -o json" -- "${AGENT[@]}" cilium-dbg endpoint get "$HOLDER_ID" -o json
 cap cilium-dbg_map_list.txt "$V_DBG" "$A cilium-dbg map list" -- "${AGENT[@]}" cilium-dbg map list
 cap cilium-dbg_config_a.txt "$V_DBG" "$A cilium-dbg config -a" -- "${AGENT[@]}" cilium-dbg config -a
+cap cilium-dbg_map_list_json.txt "$V_DBG" "$A cilium-dbg map list -o json" -- "${AGENT[@]}" cilium-dbg map list -o json
+# The agent's API on its Unix socket, as labrun's http action reads it (the
+# documents cilium-dbg prints its answers from). The node has the socket at
+# /var/run/cilium/cilium.sock; the host reaches it at $AGENT_SOCKET.
+V_CURL="$(first_line curl --version)"
+for api in healthz service map config "endpoint/$HOLDER_ID"; do
+  f="agent_api_${api%%/*}.txt"
+  [[ $api == endpoint/* ]] && f=agent_api_endpoint_holder.txt
+  cap "$f" "$V_CURL" "curl -s --unix-socket /var/run/cilium/cilium.sock http://localhost/v1/$api" -- \
+    curl -sS --fail-with-body --unix-socket "$AGENT_SOCKET" "http://localhost/v1/$api"
+done
 cap cilium-dbg_version.txt "$V_DBG" "$A cilium-dbg version" -- "${AGENT[@]}" cilium-dbg version
 
 N="node-exec"

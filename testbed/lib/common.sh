@@ -80,6 +80,11 @@ node_netns() { echo "$(node_nsdir "$1")/net"; }
 node_mntns() { echo "$(node_nsdir "$1")/mnt"; }
 # The node's bpffs as the host sees it (read-only; see lib/node.sh).
 node_bpffs() { if [[ $1 == 1 ]]; then echo "$STATE/bpffs"; else echo "$STATE/bpffs-node$1"; fi; }
+# The node's /var/run/cilium (a tmpfs: the agent's API socket, its state) as
+# the host sees it (read-only; see lib/node.sh). A lab's node shell reaches
+# the agent's API at /var/run/cilium/cilium.sock; the host reaches node I's
+# at "$(node_cilium_run I)/cilium.sock".
+node_cilium_run() { if [[ $1 == 1 ]]; then echo "$STATE/cilium-run"; else echo "$STATE/cilium-run-node$1"; fi; }
 # The node's state: kubelet dir, /var/log, containerd root, CNI dirs.
 node_state() { echo "$STATE/nodes/$(node_name "$1")"; }
 # Component names (pidfile and log) of a node's daemons.
@@ -92,6 +97,7 @@ NODE_IP="$(node_ip 1)"
 NETNS="$(node_netns 1)"
 MNTNS="$(node_mntns 1)"
 BPFFS="$(node_bpffs 1)"
+AGENT_SOCKET="$(node_cilium_run 1)/cilium.sock"
 
 # ---- images (local, never pulled; tags are the real upstream versions) ----
 PAUSE_IMAGE="labrun.local/pause:$PAUSE_VERSION"
@@ -222,6 +228,17 @@ bpffs_exposed() {
   [[ "$(stat -f -c %T "$b")" == bpf_fs ]] || return 1
   host="$(stat -c %d "$b")" || return 1
   node="$(in_node_i "$i" stat -c %d /sys/fs/bpf 2>/dev/null)" || return 1
+  [[ $host == "$node" ]]
+}
+
+# cilium_run_exposed [I]: true when node I's (default 1) /var/run/cilium on
+# the host is a mount of the same tmpfs instance as the node's.
+cilium_run_exposed() {
+  local i=${1:-1} r host node
+  r="$(node_cilium_run "$i")"
+  mountpoint -q "$r" 2>/dev/null || return 1
+  host="$(stat -c %d "$r")" || return 1
+  node="$(in_node_i "$i" stat -c %d /run/cilium 2>/dev/null)" || return 1
   [[ $host == "$node" ]]
 }
 

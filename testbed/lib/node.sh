@@ -16,6 +16,10 @@
 # - the same bpffs instance is also mounted read-only on the host at
 #   node_bpffs, so that programs on the host (labrun's bpfmap) can read
 #   Cilium's pins of each node.
+# - likewise the node's /run/cilium (= /var/run/cilium, a tmpfs of its own)
+#   at node_cilium_run, so that the host reaches the agent's API socket
+#   (labrun's http action with unixSocket), as a lab's node shell does at
+#   /var/run/cilium/cilium.sock.
 # - all kept alive by bind mounts of their nsfs files under $NSDIR.
 # - one cgroup subtree $CG_BASE in every hierarchy, nested under the cgroup of
 #   the process that ran `up`, with one sibling subtree per node (a node's
@@ -112,13 +116,18 @@ node_mount_setup() {
   # testbed's own (other nodes' namespace files and bpffs views), which have
   # no business here and would keep those alive.
   local t
-  for t in $(findmnt -rn -o TARGET | grep -E "^($NSDIR|$STATE/bpffs)" | sort -r); do
-    [[ $t == "$N_BPFFS" ]] || umount -l "$t"
+  for t in $(findmnt -rn -o TARGET | grep -E "^($NSDIR|$STATE/bpffs|$STATE/cilium-run)" | sort -r); do
+    [[ $t == "$N_BPFFS" || $t == "$N_CILIUM_RUN" ]] || umount -l "$t"
   done
   # Own /run: kubelet, containerd and Cilium use their usual /run paths
   # (/run/containerd, /var/run/cilium, /run/xtables.lock) without touching
   # the host's or another node's.
   mount -t tmpfs -o mode=0755 tmpfs /run
+  # /run/cilium: the tmpfs setup_node mounted on the host at N_CILIUM_RUN,
+  # moved here as the bpffs is below (one instance; the host's own mount of
+  # it stays, read-only, so the host reaches the agent's API socket).
+  mkdir /run/cilium
+  mount --move "$N_CILIUM_RUN" /run/cilium
   # sysfs of the node netns (so /sys/class/net shows the node's devices),
   # keeping the cgroup tree mounted under it.
   mkdir /run/.cg
@@ -191,8 +200,9 @@ setup_underlay() {
 # setup_node I: node I's namespaces, its bpffs (also mounted read-only on the
 # host) and its veth on the underlay.
 setup_node() {
-  local i=$1 nsd st bpffs netns
+  local i=$1 nsd st bpffs netns crun
   nsd="$(node_nsdir "$i")"; st="$(node_state "$i")"; bpffs="$(node_bpffs "$i")"
+  crun="$(node_cilium_run "$i")"
   netns="$(node_netns "$i")"
   mkdir -p "$nsd" "$st/var-log" "$st/kubelet" "$st/cni/net.d" "$st/cni/bin"
   touch "$netns" "$(node_mntns "$i")"
@@ -209,11 +219,21 @@ setup_node() {
   done
   mount -t bpf "labrun-testbed-bpffs-$(node_name "$i")" "$bpffs"
   record mount "$bpffs"
-  N_BPFFS="$bpffs" N_CG="$(node_cg "$i")" N_STATE="$st" STATE="$STATE" NSDIR="$NSDIR" \
+  # The node's /var/run/cilium, made the same way (a tmpfs, so the agent's
+  # state never outlives the testbed).
+  [[ -d $crun ]] || mk_host_dir "$crun"
+  while mountpoint -q "$crun"; do
+    log "unmounting a stale /var/run/cilium view at $crun"
+    umount "$crun"
+  done
+  mount -t tmpfs -o mode=0755,size=256m "labrun-testbed-cilium-run-$(node_name "$i")" "$crun"
+  record mount "$crun"
+  N_BPFFS="$bpffs" N_CILIUM_RUN="$crun" N_CG="$(node_cg "$i")" N_STATE="$st" STATE="$STATE" NSDIR="$NSDIR" \
     BPFTOOL_BIN="$BPFTOOL_BIN" KUBELET_SYSCTLS="$KUBELET_SYSCTLS" \
     unshare --net="$netns" --mount="$(node_mntns "$i")" --propagation private \
     bash -c "$(declare -f node_mount_setup); node_mount_setup"
   mount -o remount,bind,ro "$bpffs"
+  mount -o remount,bind,ro "$crun"
   # veth: the underlay end on the bridge, the node end is the node's eth0.
   in_underlay ip link add "$(node_port "$i")" type veth peer name "$NODE_DEV" netns "$netns"
   in_underlay ip link set "$(node_port "$i")" master "$UNDERLAY_BRIDGE" up
