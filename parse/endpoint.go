@@ -57,8 +57,23 @@ type EndpointAddress struct {
 	IPv6PoolName string `json:"ipv6PoolName" expr:"ipv6PoolName"`
 }
 
-// EndpointGet is the parsed `cilium-dbg endpoint get`.
+// EndpointGet is the parsed `cilium-dbg endpoint get`: a list of
+// endpoints, as `endpoint list -o json` prints too, and the agent's API
+// serves at GET /v1/endpoint (all) and /v1/endpoint/ID (one, unlisted).
 type EndpointGet []Endpoint
+
+// ByIPv4 returns the endpoint that has the IPv4 address ip, or a zero
+// Endpoint (ID 0, identity 0), as EndpointList.ByIPv4 does for the table.
+func (l EndpointGet) ByIPv4(ip string) Endpoint {
+	for _, e := range l {
+		for _, a := range e.Networking.Addressing {
+			if ip != "" && a.IPv4 == ip {
+				return e
+			}
+		}
+	}
+	return emptyEndpoint()
+}
 
 // ID returns the endpoint with the given id, or a zero Endpoint (ID 0).
 func (l EndpointGet) ID(id int) Endpoint {

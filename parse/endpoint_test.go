@@ -24,6 +24,9 @@ func TestEndpointGetHolder(t *testing.T) {
 	eq(t, "first label", e.Labels[0], "k8s:app=holder")
 	eq(t, "by id", l.ID(1234).Networking.InterfaceName, "lxc3a6f7d4e8c73")
 	eq(t, "missing id", l.ID(1).ID, 0)
+	eq(t, "by IPv4", l.ByIPv4("10.42.0.40").ID, 1234)
+	eq(t, "missing IPv4", l.ByIPv4("10.42.0.41").ID, 0)
+	eq(t, "empty IPv4", l.ByIPv4("").ID, 0)
 }
 
 func TestEndpointGetObjectAndErrors(t *testing.T) {
