@@ -264,7 +264,7 @@ func agentAPIKind(url string) string {
 		return kindServiceList
 	case strings.HasSuffix(url, "/v1/map"):
 		return kindMapList
-	case strings.Contains(url, "/v1/endpoint/"):
+	case strings.HasSuffix(url, "/v1/endpoint"), strings.Contains(url, "/v1/endpoint/"):
 		return kindEndpointGet
 	}
 	return "" // e.g. /v1/config: read as JSON, no parser

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -104,6 +105,91 @@ func TestTwoNodeCaptures(t *testing.T) {
 				}
 				if st.Routing.Network != c.network || st.Routing.TunnelProtocol != c.tunnel {
 					t.Errorf("node %d's status --verbose: routing %+v, want network %q tunnel %q", node, st.Routing, c.network, c.tunnel)
+				}
+			}
+		})
+	}
+}
+
+// TestTwoNodeAgentAPI reads what each agent of a tunnel testbed served on
+// its API socket right after cilium-dbg printed its tables (one run of
+// capture-twonode.sh: web on node 2 at 10.42.1.38, client on node 1 at
+// 10.42.0.136), as cca-identity and cca-services read node 1's agent: the
+// endpoint document gives every row of endpoint list (id, identity,
+// labels, IPv4, state), ByIPv4 finds web on node 2 only, the status
+// document gives the routing, kube-proxy replacement and attach mode the
+// table prints, and the identity list (GET /v1/identity, as identity list
+// -o json) holds every identity the endpoints have, the reserved ones
+// among them.
+func TestTwoNodeAgentAPI(t *testing.T) {
+	file := func(node int, what string) string {
+		return input(t, fmt.Sprintf("real/tunnel-api/node%d_%s.txt", node, what))
+	}
+	for node := 1; node <= 2; node++ {
+		t.Run(fmt.Sprint("node", node), func(t *testing.T) {
+			api, err := ParseEndpointGet(file(node, "agent_api_endpoint"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			table, err := ParseEndpointList(file(node, "cilium-dbg_endpoint_list"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(api) != len(table) || len(api) == 0 {
+				t.Fatalf("%d endpoints in the document, %d rows in the table", len(api), len(table))
+			}
+			for _, row := range table {
+				e := api.ID(row.ID)
+				labels := slices.Clone(e.Labels)
+				slices.Sort(labels)
+				want := slices.Clone(row.Labels)
+				slices.Sort(want)
+				if e.Identity != row.Identity || e.Networking.IPv4 != row.IPv4 || e.State != row.Status || !slices.Equal(labels, want) {
+					t.Errorf("endpoint %d: document id %d identity %d ipv4 %q state %q labels %v; table identity %d ipv4 %q status %q labels %v",
+						row.ID, e.ID, e.Identity, e.Networking.IPv4, e.State, labels, row.Identity, row.IPv4, row.Status, want)
+				}
+				if row.IPv4 != "" && api.ByIPv4(row.IPv4).ID != row.ID {
+					t.Errorf("ByIPv4(%s) = endpoint %d, want %d", row.IPv4, api.ByIPv4(row.IPv4).ID, row.ID)
+				}
+			}
+			web := api.ByIPv4("10.42.1.38")
+			if (node == 2) != (web.ID != 0) || (node == 2 && !slices.Contains(web.Labels, "k8s:app=web")) {
+				t.Errorf("web (a pod of node 2) in node %d's endpoint document: %+v", node, web)
+			}
+			st, err := ParseStatus(file(node, "agent_api_healthz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := ParseStatus(file(node, "cilium-dbg_status_verbose"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			eq(t, "routing", st.Routing, text.Routing)
+			eq(t, "routing network", st.Routing.Network+" "+st.Routing.TunnelProtocol, "Tunnel vxlan")
+			eq(t, "KubeProxyReplacement", st.KubeProxyReplacement, text.KubeProxyReplacement)
+			eq(t, "KPR mode", st.KubeProxyReplacementDetails.Mode, text.KubeProxyReplacementDetails.Mode)
+			eq(t, "socket LB", st.KubeProxyReplacementDetails.SocketLB, text.KubeProxyReplacementDetails.SocketLB)
+			eq(t, "services", st.KubeProxyReplacementDetails.Services, text.KubeProxyReplacementDetails.Services)
+			eq(t, "attach mode", st.AttachMode, text.AttachMode)
+			var ids []struct {
+				ID     int      `json:"id"`
+				Labels []string `json:"labels"`
+			}
+			if err := json.Unmarshal([]byte(file(node, "agent_api_identity")), &ids); err != nil {
+				t.Fatal(err)
+			}
+			known := map[int]bool{}
+			for _, id := range ids {
+				known[id.ID] = true
+			}
+			for _, e := range api {
+				if !known[e.Identity] {
+					t.Errorf("endpoint %d's identity %d is not in the identity list", e.ID, e.Identity)
+				}
+			}
+			for _, reserved := range []int{1, 2, 4} { // host, world, health
+				if !known[reserved] {
+					t.Errorf("reserved identity %d is not in the identity list", reserved)
 				}
 			}
 		})

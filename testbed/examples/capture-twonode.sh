@@ -25,6 +25,7 @@ A1="$(agent_on "$(node_name 1)")"; A2="$(agent_on "$(node_name 2)")"
 CILIUM_V="$(kc -n kube-system exec "$A1" -c cilium-agent -- cilium-dbg version 2>/dev/null | awk '/^Client:/{print $2}')"
 V_DBG="cilium-dbg $(kc -n kube-system exec "$A1" -c cilium-agent -- cilium-dbg version 2>/dev/null | awk '/^Client:/{print $2, $3}')"
 V_KUBECTL="kubectl $(kc version --client -o json | jq -r .clientVersion.gitVersion)"
+V_CURL="$(curl --version)"; V_CURL="${V_CURL%%$'\n'*}"
 
 # cap: see capture-lib.sh
 source "$HERE/capture-lib.sh"
@@ -81,6 +82,15 @@ for n in 1 2; do
   cap "node${n}_cilium-dbg_identity_list.txt" "$V_DBG" "$shown identity list" -- dbg identity list
   cap "node${n}_cilium-dbg_service_list.txt" "$V_DBG" "$shown service list" -- dbg service list
   cap "node${n}_cilium-dbg_bpf_lb_list.txt" "$V_DBG" "$shown bpf lb list" -- dbg bpf lb list
+  # The same agent's API on its Unix socket, right after the commands
+  # above, as labrun's http action reads it (a node has the socket at
+  # /var/run/cilium/cilium.sock; the host reaches node N's through the
+  # testbed's view of that directory).
+  sock="$(node_cilium_run "$n")/cilium.sock"
+  for api in healthz endpoint identity; do
+    cap "node${n}_agent_api_${api}.txt" "$V_CURL" "curl -s --unix-socket /var/run/cilium/cilium.sock http://localhost/v1/$api" -- \
+      curl -sS --fail-with-body --unix-socket "$sock" "http://localhost/v1/$api"
+  done
 done
 # web's policy map, in node 2's agent (its endpoint id from its CiliumEndpoint)
 WEB_EP="$(kc -n capture-2n get ciliumendpoint web -o jsonpath='{.status.id}')"
