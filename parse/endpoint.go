@@ -59,7 +59,8 @@ type EndpointAddress struct {
 
 // EndpointGet is the parsed `cilium-dbg endpoint get`: a list of
 // endpoints, as `endpoint list -o json` prints too, and the agent's API
-// serves at GET /v1/endpoint (all) and /v1/endpoint/ID (one, unlisted).
+// serves at GET /v1/endpoint (all of them) and /v1/endpoint/ID (that one,
+// as an object).
 type EndpointGet []Endpoint
 
 // ByIPv4 returns the endpoint that has the IPv4 address ip, or a zero
