@@ -288,8 +288,11 @@ intruder_cep() {
 }
 wait_for 60 intruder_cep
 service=$(k -n "$ns" get svc backend -o jsonpath='{.spec.clusterIP}'):80
-ag2 map list >"$tmp/maps"
 policy_map() { awk -v m="$(printf 'cilium_policy_v3_%05d' "$2")" '$1 == m { print m }' "$1"; }
+# lists_policy_map: node 2's agent lists backend's policy map (once it was
+# missing from the list for a moment).
+lists_policy_map() { ag2 map list >"$tmp/maps" && [ -n "$(policy_map "$tmp/maps" "$backend_ep")" ]; }
+poll 60 lists_policy_map
 # curl_code POD: the HTTP code of POD's request to Service backend, in $tmp/code.
 curl_code() { k -n "$ns" exec "$1" -- curl -s -o /dev/null -m "${2:-5}" -w '%{http_code}' "http://$service/" >"$tmp/code" 2>/dev/null || true; }
 ok_from() { curl_code "$1" "${2:-5}" && [ "$(cat "$tmp/code")" = 200 ]; }
@@ -377,7 +380,7 @@ ag1 status >"$tmp/status_now"
 ag1 endpoint list -o json >"$tmp/eps.json"
 visitor_ip=$(k -n "$ns" get pod visitor -o jsonpath='{.status.podIP}')
 ag1 bpf ipcache list >"$tmp/ipcache"
-ag2 map list >"$tmp/maps"
+poll 60 lists_policy_map
 backend_pod=$(jq -r '.items[0].metadata.name' "$tmp/backend_now.json")
 backend_ip=$(jq -r '.items[0].status.podIP' "$tmp/backend_now.json")
 {
