@@ -171,7 +171,7 @@ func parseAddr(s string) (Addr, error) {
 	var a Addr
 	if i := strings.IndexByte(host, '%'); i >= 0 {
 		host, a.Zone = host[:i], host[i+1:]
-		if a.Zone == "" {
+		if !validZone(a.Zone) {
 			return Addr{}, errAddr
 		}
 	}
@@ -188,6 +188,14 @@ func parseAddr(s string) (Addr, error) {
 	}
 	a.Port = p
 	return a, nil
+}
+
+// validZone reports whether s can be the zone of a scoped address: an
+// interface name as ss prints it ("eth0", "lxc1a2b"), never empty and
+// without the characters that delimit an address ("[", "]", ":", "%",
+// "/") or blanks, so that Addr.String reads back the same.
+func validZone(s string) bool {
+	return s != "" && !strings.ContainsAny(s, "[]:%/ \t\n")
 }
 
 // validIP reports whether s is an IPv4 or IPv6 address without zone.

@@ -30,7 +30,9 @@ func TestParseAddr(t *testing.T) {
 		eq(t, c.in+" String", a.String(), c.str)
 	}
 	for _, in := range []string{"", "10.0.0.1", "10.0.0.1:", ":80", "10.0.0.1:65536", "10.0.0.1:-1", "host:80", "[fd00::1]80",
-		"[10.0.0.1]:80", "999.1.1.1:1", "10.0.0.1%:1", "fd00::1"} {
+		"[10.0.0.1]:80", "999.1.1.1:1", "10.0.0.1%:1", "fd00::1",
+		// a zone is an interface name: nothing that delimits an address
+		"::%]::0", "[fe80::1%a]b]:22", "fe80::1%a:b:22", "10.0.0.1%a b:1", "10.0.0.1%a/b:1"} {
 		if a, err := ParseAddr(in); err == nil {
 			t.Errorf("ParseAddr(%q) = %+v, want error", in, a)
 		}
