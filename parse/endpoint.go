@@ -66,9 +66,12 @@ type EndpointGet []Endpoint
 // ByIPv4 returns the endpoint that has the IPv4 address ip, or a zero
 // Endpoint (ID 0, identity 0), as EndpointList.ByIPv4 does for the table.
 func (l EndpointGet) ByIPv4(ip string) Endpoint {
+	if ip == "" {
+		return emptyEndpoint()
+	}
 	for _, e := range l {
 		for _, a := range e.Networking.Addressing {
-			if ip != "" && a.IPv4 == ip {
+			if a.IPv4 == ip {
 				return e
 			}
 		}

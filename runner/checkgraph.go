@@ -140,7 +140,7 @@ func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 			g.Status = Passed
 			if why := r.ungraded(s); why != "" {
 				// as the loop's skipUngraded: no graded task needs any member
-				g.Status, g.Reason, g.skipFinal, g.ungraded = Skipped, why, true, true
+				g.skipUngraded(why)
 				r.notifyEnd(g)
 				out = append(out, g)
 				continue

@@ -66,6 +66,12 @@ func (r *StepRecord) Support() bool { return r.support }
 // it grades needs it.
 func (r *StepRecord) Ungraded() bool { return r.ungraded }
 
+// skipUngraded marks the record skipped because no graded task needs its
+// step, for the reason why.
+func (r *StepRecord) skipUngraded(why string) {
+	r.Status, r.Reason, r.skipFinal, r.ungraded = Skipped, why, true, true
+}
+
 // AssertRecord is one checked assertion.
 type AssertRecord struct {
 	That string `json:"that"`

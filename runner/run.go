@@ -400,7 +400,7 @@ func (r *Runner) skipUngraded(steps []*StepPlan) []*StepRecord {
 	for _, s := range steps {
 		r.env.SetStep(s.ID, r.zero(s))
 		rec := newRecord(s)
-		rec.Status, rec.Reason, rec.skipFinal, rec.ungraded = Skipped, r.ungraded(s), true, true
+		rec.skipUngraded(r.ungraded(s))
 		r.notifyEnd(rec)
 		out = append(out, rec)
 	}
@@ -439,7 +439,7 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 	}()
 	r.env.SetStep(s.ID, r.zero(s))
 	if why := r.ungraded(s); why != "" {
-		rec.Status, rec.Reason, rec.skipFinal, rec.ungraded = Skipped, why, true, true
+		rec.skipUngraded(why)
 		return rec
 	}
 	if why := r.otherMode(s); why != "" {

@@ -28,16 +28,17 @@ type labRun struct {
 	waited time.Duration
 	// clusterWork is, for a labrun run, the time of the steps that wait
 	// on the cluster's own work on the lab's critical path (see
-	// criticalWaits, cca-datapath's); 0 for the bash solution.
+	// criticalWaits); 0 for the bash solution and labs without them.
 	clusterWork time.Duration
 }
 
-// criticalWaits are the steps of cca-datapath whose time is the cluster's
-// own work on the critical path of a parallel solve, one after another:
-// web's pods going back to 2 and Ready, the 4 pods of the scale-up Ready,
-// then the agent putting their 4 backends in the services map (polled).
-// Every other step runs beside one of them or takes labrun's own time.
-var criticalWaits = []string{"web_ready", "scaled_ready", "scaled_slots"}
+// criticalWaits are, per lab, the steps whose time is the cluster's own
+// work on the critical path of a parallel solve, one after another. For
+// cca-datapath: web's pods going back to 2 and Ready, the 4 pods of the
+// scale-up Ready, then the agent putting their 4 backends in the services
+// map (polled). Every other step runs beside one of them or takes labrun's
+// own time.
+var criticalWaits = map[string][]string{"cca-datapath": {"web_ready", "scaled_ready", "scaled_slots"}}
 
 // benchLab solves cca-datapath with labrun (as the playbook is written,
 // with its parallel steps, and with --sequential), and with the bash
@@ -114,7 +115,7 @@ func benchLab(ctx context.Context, b *bench) ([]Row, error) {
 		Row{Name: "cca-datapath lab, beyond the cluster's work on its critical path (goal 0.5 s)", Labrun: durations("labrun", "s", each(lr, beyond))}.withLimit(0.5).
 			withNote("The parallel runs, whole process, minus the steps that wait on the cluster's own work one after another (%s: web's pods going back to 2 and Ready, "+
 				"the scale-up's pods Ready, the agent's update of the services map; %s s median): what labrun itself adds to the cluster's pace.",
-				strings.Join(criticalWaits, ", "), fmtNum(durations("", "s", each(lr, func(r labRun) time.Duration { return r.clusterWork })).Median)),
+				strings.Join(criticalWaits["cca-datapath"], ", "), fmtNum(durations("", "s", each(lr, func(r labRun) time.Duration { return r.clusterWork })).Median)),
 		newRow("peak memory (max RSS) of a full lab run",
 			newSeries("labrun", "MB", rss(lr)), newSeries("largest process of the bash run (kubectl)", "MB", rss(br))).withLimit(100).
 			withNote("GNU time's %%M (ru_maxrss): the largest resident set of the process and of the descendants it waited for (for labrun, its node-exec commands; for bash, kubectl, jq, awk)."),
@@ -170,7 +171,7 @@ func (b *bench) solvePlaybook(ctx context.Context, lab, out string, flags ...str
 	if err != nil {
 		return labRun{}, fmt.Errorf("labrun did not solve %s: %v\n%s", lab, err, tail(p.stdout))
 	}
-	w, critical, err := reportWaits(out+".report.json", criticalWaits)
+	w, critical, err := reportWaits(out+".report.json", criticalWaits[lab])
 	return labRun{proc: p, dir: out, waited: w, clusterWork: critical}, err
 }
 
