@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # What capture.sh and capture-twonode.sh share (sourced): writing one capture
-# file. Needs OUT (the output directory) and CILIUM_V (the agent's version).
+# file, and the first line a tool prints (its version). Needs OUT (the output
+# directory) and CILIUM_V (the agent's version).
 
 # cap FILE TOOLVERSION DISPLAY_CMD -- CMD...: run CMD, write header + output.
 cap() {
@@ -17,3 +18,8 @@ cap() {
   rm -f "$outf" "$errf"
   log "captured $file (exit $rc)"
 }
+
+# first_line CMD...: the first line of what CMD prints (its version line).
+# The whole output is read first: with pipefail, head -n1 exiting early
+# would fail the writer with SIGPIPE.
+first_line() { local o; o="$("$@" 2>&1 || true)"; printf '%s\n' "${o%%$'\n'*}"; }

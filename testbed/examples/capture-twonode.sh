@@ -25,10 +25,10 @@ A1="$(agent_on "$(node_name 1)")"; A2="$(agent_on "$(node_name 2)")"
 CILIUM_V="$(kc -n kube-system exec "$A1" -c cilium-agent -- cilium-dbg version 2>/dev/null | awk '/^Client:/{print $2}')"
 V_DBG="cilium-dbg $(kc -n kube-system exec "$A1" -c cilium-agent -- cilium-dbg version 2>/dev/null | awk '/^Client:/{print $2, $3}')"
 V_KUBECTL="kubectl $(kc version --client -o json | jq -r .clientVersion.gitVersion)"
-V_CURL="$(curl --version)"; V_CURL="${V_CURL%%$'\n'*}"
 
 # cap: see capture-lib.sh
 source "$HERE/capture-lib.sh"
+V_CURL="$(first_line curl --version)"
 
 # ---- the scenario: a backend on node 2, a client on node 1 -----------------
 kc apply -f - >/dev/null <<YAML

@@ -33,7 +33,6 @@ source "$HERE/capture-lib.sh"
 
 # ---- versions of the tools ---------------------------------------------------
 V_DBG="cilium-dbg $("${AGENT[@]}" cilium-dbg version 2>/dev/null | awk '/^Client:/{print $2, $3}')"
-first_line() { local o; o="$("$@" 2>&1 || true)"; printf '%s\n' "${o%%$'\n'*}"; }
 V_BPFTOOL="$(first_line "$NE" bpftool version)"
 V_IPT="$(first_line "$NE" iptables-save --version)"
 V_IPROUTE="$(first_line "$NE" ss -V)"

@@ -217,30 +217,26 @@ cgroup_mounts() {
   done
 }
 
-# bpffs_exposed [I]: true when node I's (default 1) bpffs path on the host is
-# a bpffs mount and the same instance as the node's /sys/fs/bpf (bpffs gives
-# each instance its own anonymous device number, so equal st_dev means one
-# instance).
-bpffs_exposed() {
-  local i=${1:-1} b host node
-  b="$(node_bpffs "$i")"
-  mountpoint -q "$b" 2>/dev/null || return 1
-  [[ "$(stat -f -c %T "$b")" == bpf_fs ]] || return 1
-  host="$(stat -c %d "$b")" || return 1
-  node="$(in_node_i "$i" stat -c %d /sys/fs/bpf 2>/dev/null)" || return 1
+# view_exposed I HOSTPATH NODEPATH FSTYPE: true when HOSTPATH on the host is
+# a mount of type FSTYPE and the same instance as NODEPATH in node I (each
+# bpffs or tmpfs instance has its own anonymous device number, so equal
+# st_dev means one instance).
+view_exposed() {
+  local i=$1 path=$2 nodepath=$3 fstype=$4 host node
+  mountpoint -q "$path" 2>/dev/null || return 1
+  [[ "$(stat -f -c %T "$path")" == "$fstype" ]] || return 1
+  host="$(stat -c %d "$path")" || return 1
+  node="$(in_node_i "$i" stat -c %d "$nodepath" 2>/dev/null)" || return 1
   [[ $host == "$node" ]]
 }
 
+# bpffs_exposed [I]: true when node I's (default 1) bpffs path on the host is
+# the node's /sys/fs/bpf.
+bpffs_exposed() { view_exposed "${1:-1}" "$(node_bpffs "${1:-1}")" /sys/fs/bpf bpf_fs; }
+
 # cilium_run_exposed [I]: true when node I's (default 1) /var/run/cilium on
-# the host is a mount of the same tmpfs instance as the node's.
-cilium_run_exposed() {
-  local i=${1:-1} r host node
-  r="$(node_cilium_run "$i")"
-  mountpoint -q "$r" 2>/dev/null || return 1
-  host="$(stat -c %d "$r")" || return 1
-  node="$(in_node_i "$i" stat -c %d /run/cilium 2>/dev/null)" || return 1
-  [[ $host == "$node" ]]
-}
+# the host is the node's.
+cilium_run_exposed() { view_exposed "${1:-1}" "$(node_cilium_run "${1:-1}")" /run/cilium tmpfs; }
 
 # load_env: the running testbed's settings (CG_BASE, PROFILE, NODES), written
 # by up.

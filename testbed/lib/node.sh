@@ -197,6 +197,20 @@ setup_underlay() {
   for d in $NODE_HOST_DIRS; do mk_host_dir "$d"; done
 }
 
+# mount_view PATH MOUNT_ARGS... SOURCE: a fresh filesystem at PATH on the
+# host (created and recorded for `down`), for setup_node to hand to a node:
+# a stale one there (down normally removes it) is unmounted first.
+mount_view() {
+  local path=$1; shift
+  [[ -d $path ]] || mk_host_dir "$path"
+  while mountpoint -q "$path"; do
+    log "unmounting a stale view at $path"
+    umount "$path"
+  done
+  mount "$@" "$path"
+  record mount "$path"
+}
+
 # setup_node I: node I's namespaces, its bpffs (also mounted read-only on the
 # host) and its veth on the underlay.
 setup_node() {
@@ -212,22 +226,10 @@ setup_node() {
   # bind-mounted out of it. The node's namespace gets it as /sys/fs/bpf
   # (node_mount_setup); once that is done the host's view becomes read-only
   # (nothing can be pinned or unpinned through it). `down` unmounts it.
-  [[ -d $bpffs ]] || mk_host_dir "$bpffs"
-  while mountpoint -q "$bpffs"; do   # a stale one (down normally removes it)
-    log "unmounting a stale bpffs at $bpffs"
-    umount "$bpffs"
-  done
-  mount -t bpf "labrun-testbed-bpffs-$(node_name "$i")" "$bpffs"
-  record mount "$bpffs"
+  mount_view "$bpffs" -t bpf "labrun-testbed-bpffs-$(node_name "$i")"
   # The node's /var/run/cilium, made the same way (a tmpfs, so the agent's
   # state never outlives the testbed).
-  [[ -d $crun ]] || mk_host_dir "$crun"
-  while mountpoint -q "$crun"; do
-    log "unmounting a stale /var/run/cilium view at $crun"
-    umount "$crun"
-  done
-  mount -t tmpfs -o mode=0755,size=256m "labrun-testbed-cilium-run-$(node_name "$i")" "$crun"
-  record mount "$crun"
+  mount_view "$crun" -t tmpfs -o mode=0755,size=256m "labrun-testbed-cilium-run-$(node_name "$i")"
   N_BPFFS="$bpffs" N_CILIUM_RUN="$crun" N_CG="$(node_cg "$i")" N_STATE="$st" STATE="$STATE" NSDIR="$NSDIR" \
     BPFTOOL_BIN="$BPFTOOL_BIN" KUBELET_SYSCTLS="$KUBELET_SYSCTLS" \
     unshare --net="$netns" --mount="$(node_mntns "$i")" --propagation private \
