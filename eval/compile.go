@@ -1,11 +1,13 @@
 // Package eval compiles and evaluates the expressions of a playbook: bare
 // conditions (when, until, assert) and ${{ }} templates inside any string.
-// Every expression is compiled once, when the playbook is validated, against
-// the declared types of variables and step results, so a misspelled field or
-// a string compared with a number is reported before anything runs.
+// Every expression is type-checked once, when the playbook is validated,
+// against the declared types of variables and step results, so a
+// misspelled field or a string compared with a number is reported before
+// anything runs; its bytecode is made when it first runs.
 //
-// One file per job: compile.go compiles expressions against the declared
-// layout and refs.go checks what they read; template.go splits ${{ }}
+// One file per job: compile.go checks expressions against the declared
+// layout, refs.go checks what they read and program.go makes a checked
+// tree's bytecode; template.go splits ${{ }}
 // templates; value.go builds an action's spec into a Value, check.go checks
 // it against the spec's Go type and decode.go renders and stores it when the
 // step runs; env.go holds the run's values (Env.SetStep is the one
@@ -16,20 +18,14 @@
 package eval
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"sync"
 
 	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/ast"
-	"github.com/expr-lang/expr/checker"
-	"github.com/expr-lang/expr/checker/nature"
-	"github.com/expr-lang/expr/compiler"
 	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/file"
-	"github.com/expr-lang/expr/optimizer"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 	"github.com/labrun/labrun/diag"
@@ -262,7 +258,13 @@ type Expr struct {
 	// (result.file.x: "file"), so that a step can tell which assertions
 	// grade the file it writes.
 	ResultFields []string
-	prog         *vm.Program
+	// prog is the bytecode, made the first time the expression runs:
+	// validating a playbook type-checks every expression, and a run or
+	// check evaluates only some of them (a check skips every step no
+	// graded task needs), so compiling them all up front cost validate a
+	// fifth of its time for programs most runs never use. Copies of a
+	// cached Expr share it.
+	prog *lazyProgram
 	// what Explain needs to compile sub-expressions the same way
 	compiler *Compiler
 	scope    scope
@@ -392,12 +394,12 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if c.readsStale(refs, wholeSteps) {
 		c.changed()
 	}
-	prog, et, err := c.compileTree(tree, sc, ctx.Want)
+	et, err := c.checkTree(tree, sc, ctx.Want)
 	if err != nil {
 		return nil, exprError(src, pos, c.signatureError(memberError(tree, err)))
 	}
-	e := &Expr{Src: src, Pos: pos, prog: prog, Refs: refs, WholeSteps: wholeSteps, ResultFields: results, compiler: c, scope: sc, envType: et}
-	if t := preciseType(*prog.Node().Nature()); t != nil && t.Kind() != reflect.Interface {
+	e := &Expr{Src: src, Pos: pos, prog: &lazyProgram{tree: tree, cfg: cfg, want: ctx.Want}, Refs: refs, WholeSteps: wholeSteps, ResultFields: results, compiler: c, scope: sc, envType: et}
+	if t := preciseType(*tree.Node.Nature()); t != nil && t.Kind() != reflect.Interface {
 		e.Type = t
 	}
 	if !wholeSteps && !readsSteps(refs) && len(c.warnings) == warnings && c.configs[sc] == cfg {
@@ -422,63 +424,6 @@ func (c *Compiler) compile(src string, sc scope, want reflect.Kind) (*vm.Program
 		return nil, nil, err
 	}
 	return c.compileTree(tree, sc, want)
-}
-
-// compileTree checks and compiles a parsed expression; the tree is parsed
-// once and shared with checkRefs.
-func (c *Compiler) compileTree(tree *parser.Tree, sc scope, want reflect.Kind) (*vm.Program, reflect.Type, error) {
-	cfg, et := c.config(sc)
-	cfg.Expect, cfg.ExpectAny = reflect.Invalid, false
-	if want == reflect.Bool {
-		cfg.Expect, cfg.ExpectAny = reflect.Bool, true
-	}
-	if _, err := new(checker.Checker).PatchAndCheck(tree, cfg); err != nil {
-		return nil, nil, err
-	}
-	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
-		var fe *file.Error
-		if errors.As(err, &fe) {
-			return nil, nil, fe.Bind(tree.Source)
-		}
-		return nil, nil, err
-	}
-	// after the optimizer, which builds new nodes (filter(...)[0] becomes
-	// find) with natures of its own
-	ast.Walk(&tree.Node, &structNatures{cache: &cfg.NtCache})
-	prog, err := compiler.Compile(tree, cfg)
-	return prog, et, err
-}
-
-// preciseType is the Go type of a nature, with the element types expr
-// tracks for lists: filter(list of T, ...) has reflect type []any but
-// element nature T, and a compute step that keeps such a list must store
-// []T, so that T's methods still work on results restored from the
-// journal.
-func preciseType(n nature.Nature) reflect.Type {
-	if n.Type == nil {
-		return nil
-	}
-	if (n.Kind == reflect.Slice || n.Kind == reflect.Array) && n.Ref != nil && n.Type.Elem().Kind() == reflect.Interface {
-		if elem := preciseType(*n.Ref); elem != nil && elem.Kind() != reflect.Interface {
-			return reflect.SliceOf(elem)
-		}
-	}
-	return n.Type
-}
-
-// structNatures gives every struct-typed node the nature of the
-// configuration's cache. expr 1.17's optimizer builds natures for the nodes
-// it creates without a cache (filter(x, ...)[0] becomes find(x, ...)), and
-// the compiler then finds no field table in a struct nature and panics on
-// a member access such as filter(parseNetstat(x), ...)[0].foreign; natures
-// from the cache carry the table.
-type structNatures struct{ cache *nature.Cache }
-
-func (v *structNatures) Visit(node *ast.Node) {
-	n := (*node).Nature()
-	if n.Kind == reflect.Struct && n.Type != nil {
-		(*node).SetNature(v.cache.FromType(n.Type))
-	}
 }
 
 // readsStale tells whether an expression reading refs (and steps as a

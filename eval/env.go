@@ -240,7 +240,13 @@ func (e *RunError) Error() string { return e.at.Error() }
 
 // Eval runs the expression.
 func (x *Expr) Eval(env *Env) (any, error) {
-	out, err := vm.Run(x.prog, env.root(x.envType).Interface())
+	prog, err := x.program()
+	if err != nil {
+		// expr refused a tree its own checker accepted: not the
+		// author's doing, but this expression cannot run
+		return nil, &RunError{diag.Errorf(x.Pos, "expression %s could not be compiled: %v", quoteExpr(x.Src), FirstLine(err.Error()))}
+	}
+	out, err := vm.Run(prog, env.root(x.envType).Interface())
 	if err != nil {
 		return nil, &RunError{diag.Errorf(x.Pos, "expression %s: %v", quoteExpr(x.Src), FirstLine(err.Error()))}
 	}

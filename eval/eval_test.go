@@ -415,3 +415,42 @@ func TestCompileKeepsContextFreeExpressions(t *testing.T) {
 		t.Errorf("%d warnings for an expression written at two places, want 2", got)
 	}
 }
+
+// Validating type-checks every expression; its bytecode is made when it
+// first runs, once, and shared by the copies a context-free expression
+// gets at each place it is written.
+func TestBytecodeOnFirstRun(t *testing.T) {
+	c := testCompiler()
+	ctx := Context{Step: 1, Want: reflect.Bool}
+	a, err := c.Compile("vars.n > 3", diag.Pos{File: "p.yaml", Line: 4, Col: 9}, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Compile("vars.n > 3", diag.Pos{File: "p.yaml", Line: 8, Col: 9}, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.prog.prog != nil {
+		t.Fatal("compiling made bytecode before the expression ran")
+	}
+	env := c.NewEnv()
+	if err := env.SetVar("n", 4); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := a.EvalBool(env); err != nil || !ok {
+		t.Fatalf("vars.n > 3 with n = 4: %v, %v", ok, err)
+	}
+	made := a.prog.prog
+	if made == nil || b.prog.prog != made {
+		t.Fatalf("after the first run: program %p, the other place's %p", made, b.prog.prog)
+	}
+	if err := env.SetVar("n", 2); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.EvalBool(env); err != nil || ok {
+		t.Errorf("vars.n > 3 with n = 2 at the other place: %v, %v", ok, err)
+	}
+	if a.prog.prog != made {
+		t.Error("the bytecode was made again")
+	}
+}
