@@ -34,6 +34,7 @@ type ApplyResult struct {
 func init() {
 	Register(Def[ApplySpec, ApplyResult]{
 		Name:    "apply",
+		Cost:    RoundTrip,
 		Doc:     "Create or update Kubernetes objects from files, directories or inline YAML with server-side apply (field manager labrun unless fieldManager says otherwise); CRDs are usable right after they are established.",
 		Mutates: true,
 		Changes: "the cluster: creates or updates objects",

@@ -18,6 +18,7 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func init() {
 	Register(Def[ComputeSpec, map[string]any]{
 		Name:          "compute",
+		Cost:          InProcess,
 		Doc:           "Evaluate named values once (name: ${{ expr }}); later steps read them as steps.<id>.<name>, typed as their expressions.",
 		DynamicResult: true,
 		Run: func(ctx context.Context, rt *Runtime, spec *ComputeSpec) (*map[string]any, error) {

@@ -22,6 +22,7 @@ type DeleteResult struct {
 func init() {
 	Register(Def[DeleteSpec, DeleteResult]{
 		Name:    "delete",
+		Cost:    RoundTrip,
 		Doc:     "Delete Kubernetes objects by name or selector, optionally waiting until they are gone.",
 		Mutates: true,
 		Changes: "the cluster: deletes objects",

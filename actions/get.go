@@ -30,12 +30,14 @@ type GetResult struct {
 func init() {
 	Register(Def[GetSpec, GetResult]{
 		Name:  "get",
+		Cost:  RoundTrip,
 		Doc:   "Read Kubernetes objects by name or selector; with until, watch them until the condition holds.",
 		Run:   getObjects,
 		Watch: watchObjects,
 	})
 	Register(Def[GetSpec, GetResult]{
 		Name:       "wait",
+		Cost:       RoundTrip,
 		Doc:        "Watch Kubernetes objects until the step's until condition holds (objects that do not exist yet are fine); on timeout the message shows the condition and the last state seen.",
 		Run:        getObjects,
 		Watch:      watchObjects,

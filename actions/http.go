@@ -67,6 +67,7 @@ const defaultHTTPTimeout = 10 * time.Second
 func init() {
 	Register(Def[HTTPSpec, HTTPResult]{
 		Name:       "http",
+		Cost:       RoundTrip,
 		Doc:        "Make an HTTP request from labrun's machine (a new connection each time, no proxy) and capture status, headers, body, its JSON and the time taken.",
 		Run:        httpRequest,
 		MutatesKey: "mutates",

@@ -28,6 +28,7 @@ type LabelResult struct {
 func init() {
 	Register(Def[LabelSpec, LabelResult]{
 		Name:    "label",
+		Cost:    RoundTrip,
 		Doc:     "Set and remove labels of Kubernetes objects (by name or selector) in place with a merge patch, as kubectl label --overwrite: the object is not replaced, other labels stay.",
 		Mutates: true,
 		Changes: "the cluster: objects' labels",

@@ -18,6 +18,7 @@ type LogsSpec struct {
 func init() {
 	Register(Def[LogsSpec, cluster.LogsResult]{
 		Name: "logs",
+		Cost: RoundTrip,
 		Doc:  "Read a pod container's log (pod by name, selector or workload such as deploy/web).",
 		Run: func(ctx context.Context, rt *Runtime, spec *LogsSpec) (*cluster.LogsResult, error) {
 			c, err := rt.cluster()

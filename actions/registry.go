@@ -35,6 +35,8 @@ type Info struct {
 	Spec    reflect.Type // struct type of the YAML spec
 	Result  reflect.Type // struct type of the result
 	Mutates bool         // changes the system: not polled by until, skipped by check
+	// Cost is how long a call typically takes (cost.go).
+	Cost Cost
 	// Changes says what a step of the action changes, for `labrun
 	// actions` ("the cluster: deletes objects"); "" for one that changes
 	// nothing.
@@ -65,6 +67,9 @@ type Def[S, R any] struct {
 	Name    string
 	Doc     string
 	Mutates bool
+	// Cost is how long a call typically takes, by where its work
+	// happens; required.
+	Cost Cost
 	// Changes says what the action changes when Mutates ("the cluster:
 	// deletes objects").
 	Changes string
@@ -104,12 +109,16 @@ func Register[S, R any](d Def[S, R]) {
 	if _, dup := registry[d.Name]; dup {
 		panic("actions: duplicate action " + d.Name)
 	}
+	if d.Cost == costUnset {
+		panic("actions: action " + d.Name + " declares no Cost")
+	}
 	info := &Info{
 		Name:    d.Name,
 		Doc:     d.Doc,
 		Spec:    reflect.TypeOf((*S)(nil)).Elem(),
 		Result:  reflect.TypeOf((*R)(nil)).Elem(),
 		Mutates: d.Mutates,
+		Cost:    d.Cost,
 		Changes: d.Changes,
 		check:   d.Check,
 

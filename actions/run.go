@@ -46,6 +46,7 @@ const maxOutput = 256 << 20
 func init() {
 	Register(Def[RunSpec, RunResult]{
 		Name:  "run",
+		Cost:  NewProcess,
 		Doc:   "Run a local program from an argv list (no shell) and capture stdout, stderr, exit code and duration.",
 		Run:   runProgram,
 		Check: checkRun,

@@ -18,6 +18,7 @@ type ScaleSpec struct {
 func init() {
 	Register(Def[ScaleSpec, cluster.ScaleResult]{
 		Name:    "scale",
+		Cost:    RoundTrip,
 		Doc:     "Set the replicas of a Deployment, StatefulSet or ReplicaSet through the scale subresource.",
 		Mutates: true,
 		Changes: "the cluster: a workload's replicas",

@@ -24,6 +24,7 @@ type SleepResult struct {
 func init() {
 	Register(Def[SleepSpec, SleepResult]{
 		Name: "sleep",
+		Cost: InProcess,
 		Doc:  "Pause for a fixed time; for the rare lab step that truly needs it (prefer until).",
 		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
 			var errs diag.List

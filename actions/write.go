@@ -61,6 +61,7 @@ type WriteResult struct {
 func init() {
 	Register(Def[WriteSpec, WriteResult]{
 		Name:    "write",
+		Cost:    InProcess,
 		Doc:     "Write an output file (JSON with ordered keys, text, or key=value lines) atomically inside the output directory, optionally checked against a JSON Schema. In check mode, compare the learner's file instead.",
 		Mutates: false,
 		// The file a step writes: parallel branches must not share one.

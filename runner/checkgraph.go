@@ -7,11 +7,6 @@ import (
 	"time"
 )
 
-// checkReads bounds how many steps a check runs at once: enough to overlap
-// the round trips of independent reads, few enough that a two-CPU machine
-// does not spend its time switching between a dozen exec sessions.
-const checkReads = 4
-
 // canRunGraph says whether a check may run its steps as a graph: nothing
 // restored from a journal, branches not asked to run one after another,
 // and no parallel step with a when of its own (which would hold its
@@ -30,9 +25,10 @@ func (r *Runner) canRunGraph(restored map[string]*StepRecord) bool {
 }
 
 // runGraph runs the steps of a check (all but the finally steps) each as
-// soon as the steps it reads have finished, at most checkReads at once. A
-// check changes nothing and does not wait for conditions, so the order the
-// playbook gives its steps only matters through what they read: the
+// soon as the steps it reads have finished (schedule.go says in which
+// order and how many at once). A check changes nothing and does not wait
+// for conditions, so the order the playbook gives its steps only matters
+// through what they read: the
 // expressions of a step (spec, loop, when, until, assertions) name the
 // steps it needs, and a step that reads steps by a computed name waits for
 // every step before it. Reads that a solve makes one after another (in a
@@ -53,27 +49,34 @@ func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 			steps = append(steps, s)
 		}
 	}
-	done := map[*StepPlan]chan struct{}{}
+	inGraph := map[*StepPlan]bool{}
 	for _, s := range steps {
-		done[s] = make(chan struct{})
+		inGraph[s] = true
 	}
-	deps := func(s *StepPlan) []*StepPlan {
-		var out []*StepPlan
+	deps := map[*StepPlan][]*StepPlan{}
+	for _, s := range steps {
+		seen := map[*StepPlan]bool{}
+		add := func(s, d *StepPlan) {
+			// only earlier steps: validate lets nothing read a later one
+			if inGraph[d] && d.Index < s.Index && !seen[d] {
+				seen[d] = true
+				deps[s] = append(deps[s], d)
+			}
+		}
 		if s.ReadsAllSteps() {
 			for _, d := range steps {
-				if d.Index < s.Index {
-					out = append(out, d)
-				}
+				add(s, d)
 			}
-			return out
+			continue
 		}
 		for _, ref := range s.Reads() {
 			id, ok := strings.CutPrefix(ref, "steps.")
 			if d := byID[id]; ok && d != nil {
-				out = append(out, withMembers(d)...)
+				for _, m := range withMembers(d) {
+					add(s, m)
+				}
 			}
 		}
-		return out
 	}
 	if r.Observer != nil {
 		// steps end in any order; they are told in the order of a
@@ -99,38 +102,7 @@ func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 			}
 		}
 	}
-	var mu sync.Mutex
-	recs := map[*StepPlan]*StepRecord{}
-	slots := make(chan struct{}, checkReads)
-	var wg sync.WaitGroup
-	for _, s := range steps {
-		wg.Go(func() {
-			defer close(done[s])
-			for _, d := range deps(s) {
-				// only earlier steps: validate lets nothing read a later one
-				if ch := done[d]; ch != nil && d.Index < s.Index {
-					<-ch
-				}
-			}
-			var rec *StepRecord
-			select {
-			case slots <- struct{}{}:
-				if ctx.Err() == nil {
-					rec = r.runStep(ctx, s)
-				}
-				<-slots
-			case <-ctx.Done():
-			}
-			if rec == nil {
-				_, why := stopped(ctx)
-				rec = r.skipAll([]*StepPlan{s}, why)[0]
-			}
-			mu.Lock()
-			recs[s] = rec
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	recs := r.schedule(ctx, steps, deps)
 	var out []*StepRecord
 	for _, s := range r.Plan.Steps {
 		switch {

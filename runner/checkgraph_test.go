@@ -201,3 +201,63 @@ func TestCheckGraphWithTasks(t *testing.T) {
 		t.Errorf("tasks %v", tasks)
 	}
 }
+
+// longestFirst can only pass when a check starts the step that leads the
+// longest chain of reads before the reads that end a branch: l1 to l4 each
+// wait for their FIFO to be written and hold one of the check's four turns
+// meanwhile; tail writes l1 to l3's FIFOs once head has run, and final
+// writes l4's once tail has. head is declared after the leaves, so a
+// check that started steps in plan order (or in any order) could give all
+// four turns to the leaves, which would then wait until their timeouts.
+const longestFirst = `
+name: longest-first
+vars: {out: x, dir: x}
+outputDir: ${{ vars.out }}
+steps:
+  - id: l1
+    run: {argv: [cat, "${{ vars.dir }}/f1"]}
+    timeout: 20s
+  - id: l2
+    run: {argv: [cat, "${{ vars.dir }}/f2"]}
+    timeout: 20s
+  - id: l3
+    run: {argv: [cat, "${{ vars.dir }}/f3"]}
+    timeout: 20s
+  - id: l4
+    run: {argv: [cat, "${{ vars.dir }}/f4"]}
+    timeout: 20s
+  - id: head
+    run: {argv: ["true"]}
+  - id: tail
+    run: {argv: [sh, -c, 'for f in f1 f2 f3; do echo "$2" >"$1/$f"; done', sh, "${{ vars.dir }}", "${{ steps.head.exitCode }}"]}
+    timeout: 20s
+  - id: final
+    run: {argv: [sh, -c, 'echo "$2" >"$1/f4"', sh, "${{ vars.dir }}", "${{ steps.tail.exitCode }}"]}
+    timeout: 20s
+`
+
+// A check starts, of the steps that are ready, those that lead the longest
+// chain of work ahead (head, then tail), and the reads that end a branch
+// when a turn is free (longestFirst).
+func TestCheckStartsLongestChainFirst(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"f1", "f2", "f3", "f4"} {
+		if err := syscall.Mkfifo(filepath.Join(dir, f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := compile(t, longestFirst, "out="+dir, "dir="+dir)
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{Mode: actions.Check}, KeepGoing: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"l1=passed", "l2=passed", "l3=passed", "l4=passed", "head=passed", "tail=passed", "final=passed"}
+	if got := ids(o.Steps); !slices.Equal(got, want) {
+		t.Fatalf("steps %v, want %v", got, want)
+	}
+	for _, rec := range o.Steps[:4] {
+		if got := strings.TrimSpace(rec.Result.(*actions.RunResult).Stdout); got != "0" {
+			t.Errorf("%s read %q from its FIFO, want tail's or final's 0", rec.ID, got)
+		}
+	}
+}

@@ -41,6 +41,7 @@ var kinds = []string{"services", "conntrack", "policy", "ipcache", "backends", "
 func init() {
 	actions.Register(actions.Def[Spec, Result]{
 		Name:  "bpfmap",
+		Cost:  actions.LocalRead,
 		Doc:   "Read Cilium's pinned BPF maps (services, backends, reverse NAT, conntrack, policy, ipcache, session affinity, socket reverse NAT) directly from the kernel, read-only; needs root on the node. Cheap enough to poll with until.",
 		Run:   read,
 		Check: check,

@@ -1,0 +1,57 @@
+package actions
+
+import "time"
+
+// Cost is how long one call of an action typically takes, by where its
+// work happens. A check runs its steps as a graph, a few reads at a time;
+// with costs it starts first the reads that lead the longest chain of
+// work still ahead (an exec whose output a second exec needs before the
+// one that only ends a branch), and runs the steps that only compute or
+// write without waiting for a turn.
+type Cost int
+
+// The costs, from the cheapest. Every action declares one; the zero value
+// is not a cost, and Register refuses it.
+const (
+	costUnset Cost = iota
+	// InProcess: computes from earlier results or writes into the output
+	// directory; no round trip to anything.
+	InProcess
+	// LocalRead: a Unix socket or a kernel map of this machine, about a
+	// millisecond.
+	LocalRead
+	// RoundTrip: one request to the API server, or over the network.
+	RoundTrip
+	// NewProcess: starts a process, on the node or in a container (an exec
+	// is a round trip, a container process and a stream).
+	NewProcess
+)
+
+// Weight is the cost as a typical duration on a lab VM, for ranking steps
+// against one another; it is not a timeout or an estimate shown to anyone.
+func (c Cost) Weight() time.Duration {
+	switch c {
+	case InProcess:
+		return 0
+	case LocalRead:
+		return time.Millisecond
+	case RoundTrip:
+		return 10 * time.Millisecond
+	default:
+		return 100 * time.Millisecond
+	}
+}
+
+func (c Cost) String() string {
+	switch c {
+	case InProcess:
+		return "in process"
+	case LocalRead:
+		return "local read"
+	case RoundTrip:
+		return "round trip"
+	case NewProcess:
+		return "new process"
+	}
+	return "unset"
+}
