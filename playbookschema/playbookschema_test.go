@@ -120,7 +120,7 @@ func TestPlaybooksMatchSchema(t *testing.T) {
 		// a misspelt action key is named as such, with no missing action
 		// besides it; a step without one, or with two, is named too
 		{"misspelt action", "name: a\nsteps:\n  - id: a\n    rnu: {argv: [x]}\n", "[/steps/0/rnu: is not an allowed key]"},
-		{"no action", "name: a\nsteps:\n  - id: a\n    name: x\n", `form 17: missing key "assert"`},
+		{"no action", "name: a\nsteps:\n  - id: a\n    name: x\n", `form 18: missing key "assert"`},
 		{"two actions", "name: a\nsteps:\n  - id: a\n    run: {argv: [x]}\n    sleep: {duration: 1s}\n", "/steps/0/sleep: no value is allowed here"},
 		{"loop of a number", "name: a\nsteps:\n  - id: a\n    loop: 5\n    run: {argv: [x]}\n", "/steps/0/loop"},
 	} {

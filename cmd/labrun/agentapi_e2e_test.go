@@ -12,7 +12,7 @@ import (
 	"github.com/labrun/labrun/kube/kubetest"
 )
 
-// The http action over the Cilium agent's own API socket, as a lab run on
+// The agent action on the Cilium agent's own API socket, as a lab run on
 // the node reads it (/var/run/cilium/cilium.sock), agrees with cilium-dbg
 // in the same agent on every fact cca-datapath now takes from the API
 // instead of a cilium-dbg start: the testbed echo Service's entry in the
@@ -24,7 +24,7 @@ import (
 // while endpoints come and go, other tests' endpoints and services come
 // and go). The socket is reached through the agent process's root, as the
 // testbed's own view of it may not be there on an older testbed.
-func TestHTTPAgentAPISocket(t *testing.T) {
+func TestAgentAPISocket(t *testing.T) {
 	kc := kubetest.Kubeconfig(t)
 	sock, err := kubetest.AgentSocket()
 	if err != nil {
@@ -36,9 +36,8 @@ func TestHTTPAgentAPISocket(t *testing.T) {
 vars: {sock: /var/run/cilium/cilium.sock, ns: labrun-testbed}
 steps:
   - id: api
-    http: {url: "http://localhost/v1/healthz", unixSocket: "${{ vars.sock }}"}
+    agent: {path: "/v1/healthz", socket: "${{ vars.sock }}"}
     assert:
-      - result.status == 200
       - result.json.cilium != nil
   - id: dbg
     cilium: {args: [status, --verbose]}
@@ -51,7 +50,7 @@ steps:
       - that: parseCiliumStatus(steps.api.body).attachMode == parseCiliumStatus(steps.dbg.stdout).attachMode
 
   - id: services_api
-    http: {url: "http://localhost/v1/service", unixSocket: "${{ vars.sock }}"}
+    agent: {path: "/v1/service", socket: "${{ vars.sock }}"}
   - id: services_dbg
     cilium: {args: [service, list, -o, json]}
   - id: echo
@@ -64,7 +63,7 @@ steps:
       - that: toJSON(sortBy(result.api, .fe)) == toJSON(sortBy(result.dbg, .fe))
 
   - id: config_api
-    http: {url: "http://localhost/v1/config", unixSocket: "${{ vars.sock }}"}
+    agent: {path: "/v1/config", socket: "${{ vars.sock }}"}
   - id: config_dbg
     cilium: {args: [config, -a]}
   - id: config_agree
@@ -76,13 +75,11 @@ steps:
     assert:
       - result.count >= 1
   - id: endpoint_api
-    http: {url: "http://localhost/v1/endpoint/${{ string(steps.cep.items[0].status.id) }}", unixSocket: "${{ vars.sock }}"}
-    assert:
-      - result.status == 200
+    agent: {path: "/v1/endpoint/${{ string(steps.cep.items[0].status.id) }}", socket: "${{ vars.sock }}"}
   - id: endpoint_dbg
     cilium: {args: [endpoint, get, "${{ string(steps.cep.items[0].status.id) }}", -o, json]}
   - id: maps_api
-    http: {url: "http://localhost/v1/map", unixSocket: "${{ vars.sock }}"}
+    agent: {path: "/v1/map", socket: "${{ vars.sock }}"}
   - id: maps_dbg
     cilium: {args: [map, list]}
   - id: endpoint_agree
@@ -104,5 +101,31 @@ steps:
 	}
 	if !strings.Contains(stdout.String(), "PASSED") {
 		t.Errorf("no PASSED line:\n%s", stdout.String())
+	}
+}
+
+// The agent action fails a step on an answer other than 2xx, with the
+// agent's status: here the live agent's answer for an endpoint it does not
+// have. 65535 is a valid endpoint id (pkg/endpoint/id reads up to 16 bits)
+// that no endpoint has: the agent hands out ids from 1 to 4095
+// (pkg/endpointmanager's ID allocator).
+func TestAgentAPIRefusal(t *testing.T) {
+	kc := kubetest.Kubeconfig(t)
+	sock, err := kubetest.AgentSocket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := filepath.Join(t.TempDir(), "agent-missing.yaml")
+	os.WriteFile(pb, []byte(`name: agent-missing
+vars: {sock: /var/run/cilium/cilium.sock}
+steps:
+  - id: missing
+    agent: {path: /v1/endpoint/65535, socket: "${{ vars.sock }}"}
+`), 0o644)
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "sock=" + sock, pb}, &stdout, &stderr)
+	out := stdout.String() + stderr.String()
+	if code != exitFailed || !strings.Contains(out, "answered GET /v1/endpoint/65535 with 404") {
+		t.Fatalf("exit %d, want %d and the agent's 404:\n%s", code, exitFailed, out)
 	}
 }

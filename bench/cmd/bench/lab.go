@@ -50,9 +50,11 @@ var criticalWaits = map[string][]string{
 	// node 2 dropping visitor's requests meanwhile, then node 1's ipcache
 	"cca-identity": {"rolled_out", "probes", "pods", "restarted", "curls", "visitor_agent_before", "visitor_curl_before", "visitor_agent", "visitor_ipcache"},
 	// the pods Ready, the agent's map update after the scale, the agents'
-	// rollouts after each Helm upgrade and the datapath following them
-	// (requests polled until DSR, then SNAT, shows)
-	"cca-services": {"settle", "scaled_slots", "dsr_rollout", "dsr_curl", "restore_rollout", "snat_again"},
+	// rollouts after each Helm upgrade, both agents up with the new mode
+	// (their status polled) and the datapath following them (requests
+	// polled until DSR, then SNAT, shows); the Helm commands are labrun's
+	// time
+	"cca-services": {"settle", "scaled_slots", "dsr_rollout", "dsr_agents", "dsr_curl", "restore_rollout", "restored_agents", "snat_again"},
 }
 
 // benchLab solves cca-datapath with labrun (as the playbook is written,
