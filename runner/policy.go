@@ -41,6 +41,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 	a := &attempts{ctx: ctx, rt: &rt, s: s, env: env, spec: spec}
 	if r.Runtime.Mode == actions.Check {
 		a.memo = &r.reads
+		a.outage = &r.outage
 	}
 	var res any
 	var err error
@@ -90,6 +91,9 @@ type attempts struct {
 	spec any
 	n    int
 	memo *readMemo // in check mode: reads shared by steps that make the same one
+	// outage, in check mode, ends the riding of transient failures for
+	// every step of the check at once (outage.go).
+	outage *outage
 }
 
 func (a *attempts) run() (any, error) {
@@ -127,8 +131,16 @@ func (a *attempts) ridden() (any, error) {
 		if err == nil || a.s.Mutates || !errors.As(err, &te) || a.ctx.Err() != nil {
 			return res, err
 		}
-		a.rt.Progress(fmt.Sprintf("cluster not answering (%s); trying again in %s", te.Reason, delay))
-		if !sleepCtx(a.ctx, delay) {
+		wait := delay
+		if a.outage != nil {
+			left := a.outage.left()
+			if left <= 0 {
+				return res, &gaveUp{last: err, tries: a.n, since: time.Since(start), ctx: a.outage.err()}
+			}
+			wait = min(wait, left)
+		}
+		a.rt.Progress(fmt.Sprintf("cluster not answering (%s); trying again in %s", te.Reason, wait))
+		if !sleepCtx(a.ctx, wait) {
 			return res, &gaveUp{last: err, tries: a.n, since: time.Since(start), ctx: a.ctx.Err()}
 		}
 		delay = min(2*delay, transientMax)
@@ -136,8 +148,8 @@ func (a *attempts) ridden() (any, error) {
 }
 
 // gaveUp is a transient failure that lasted until the step's time ran out
-// (or the run was interrupted); it unwraps to both the last failure and
-// the context's error.
+// (or the run was interrupted, or a check's outage limit passed); it
+// unwraps to both the last failure and the reason it stopped.
 type gaveUp struct {
 	last  error
 	tries int
@@ -146,7 +158,15 @@ type gaveUp struct {
 }
 
 func (e *gaveUp) Error() string {
-	return fmt.Sprintf("%v (still failing after %d attempts in %s)", e.last, e.tries, e.since.Round(time.Millisecond))
+	attempts := "attempts"
+	if e.tries == 1 {
+		attempts = "attempt"
+	}
+	why := ""
+	if e.ctx != nil && !errors.Is(e.ctx, context.Canceled) && !errors.Is(e.ctx, context.DeadlineExceeded) {
+		why = ": " + e.ctx.Error() // a check's outage limit
+	}
+	return fmt.Sprintf("%v (still failing after %d %s in %s%s)", e.last, e.tries, attempts, e.since.Round(time.Millisecond), why)
 }
 
 func (e *gaveUp) Unwrap() []error { return []error{e.last, e.ctx} }

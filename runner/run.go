@@ -58,11 +58,16 @@ type Runner struct {
 	// Only, in check mode of a playbook with tasks, are the tasks to
 	// grade (--task, --upto); nil grades every task the learner started.
 	Only []*syntax.Task
+	// CheckOutage bounds how long a check waits out a cluster that does
+	// not answer, counted from the first transient failure any of its
+	// steps meets (DefaultCheckOutage when zero).
+	CheckOutage time.Duration
 
 	env     *eval.Env
 	journal *Journal
 	grading *grading
 	reads   readMemo // check mode's shared reads
+	outage  outage   // check mode's one wait for a cluster that does not answer
 }
 
 // Run executes every step, then the finally steps. It returns the outcome
@@ -73,6 +78,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	out := &Outcome{Playbook: p.Playbook.File, Name: p.Playbook.Name, Mode: "solve", Status: Passed, Started: time.Now()}
 	if r.Runtime.Mode == actions.Check {
 		out.Mode = "check"
+		r.outage.limit = r.CheckOutage
 	}
 	if err := r.prepare(); err != nil {
 		return nil, err

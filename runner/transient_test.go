@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/cluster"
@@ -74,5 +75,39 @@ func TestTransientFailures(t *testing.T) {
 				t.Errorf("first progress line %q", waits[0])
 			}
 		})
+	}
+}
+
+// In a check, the steps that meet a cluster that does not answer stop
+// riding it out together, once the check's outage limit has passed since
+// the first failure: a learner at a Check button sees the cause within
+// the platform's limit, not after each step's timeout. b starts after a
+// has given up, so it tries once.
+func TestCheckGivesUpOnOutageOnce(t *testing.T) {
+	refused := &cluster.TransientError{Err: errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"), Reason: "connection refused"}
+	fake := &clustertest.Cluster{ExecFunc: func(cluster.PodTarget, cluster.ExecRequest) (*cluster.ExecResult, error) {
+		return nil, refused
+	}}
+	plan := compile(t, `name: t
+steps:
+  - id: a
+    exec: {pod: web, namespace: lab, argv: [cat, /x]}
+    timeout: 1m
+  - id: b
+    exec: {pod: web, namespace: lab, argv: [cat, "/${{ steps.a.stdout }}"]}
+    timeout: 1m
+`)
+	rt := &actions.Runtime{Mode: actions.Check, Cluster: func() (cluster.Cluster, error) { return fake, nil }}
+	o, err := (&Runner{Plan: plan, Runtime: rt, KeepGoing: true, CheckOutage: 300 * time.Millisecond}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "the cluster did not answer the check for 300ms"
+	a, b := o.Steps[0], o.Steps[1]
+	if a.Status != Failed || a.Attempts < 2 || !strings.Contains(a.Error, "connection refused") || !strings.Contains(a.Error, why) {
+		t.Errorf("a: %s after %d attempts, error %q; want failed after riding it out, saying %q", a.Status, a.Attempts, a.Error, why)
+	}
+	if b.Status != Failed || b.Attempts != 1 || !strings.Contains(b.Error, why) {
+		t.Errorf("b: %s after %d attempts, error %q; want failed at its first attempt, saying %q", b.Status, b.Attempts, b.Error, why)
 	}
 }
