@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"container/heap"
 	"context"
 	"slices"
 	"time"
@@ -12,7 +13,7 @@ import (
 // process a check runs at once: enough to overlap the round trips of
 // independent reads, few enough that a two-CPU machine does not spend its
 // time switching between a dozen exec sessions. Steps that only compute or
-// write run besides them.
+// write run beside them.
 const checkReads = 4
 
 // schedule runs steps, each once every step in deps[s] has ended, and
@@ -20,59 +21,56 @@ const checkReads = 4
 // rank starts first: the one that leads the longest chain of work still
 // ahead (ranks), so the slowest chain of reads starts at once instead of
 // queueing behind reads that end a branch. The order of the plan breaks
-// ties. A step whose action runs in process takes no turn.
+// ties; a heap keeps that order as steps become ready. A step whose action
+// runs in process starts as soon as it is ready, taking no turn.
 func (r *Runner) schedule(ctx context.Context, steps []*StepPlan, deps map[*StepPlan][]*StepPlan) map[*StepPlan]*StepRecord {
 	readers := map[*StepPlan][]*StepPlan{}
 	pending := map[*StepPlan]int{}
-	var ready []*StepPlan
 	for _, s := range steps {
 		pending[s] = len(deps[s])
 		for _, d := range deps[s] {
 			readers[d] = append(readers[d], s)
 		}
-		if pending[s] == 0 {
-			ready = append(ready, s)
-		}
 	}
-	rank := ranks(steps, readers)
 	type end struct {
 		s    *StepPlan
 		rec  *StepRecord
 		turn bool
 	}
 	ended := make(chan end)
+	run := func(s *StepPlan, turn bool) {
+		go func() {
+			var rec *StepRecord
+			if ctx.Err() == nil {
+				rec = r.runStep(ctx, s)
+			}
+			if rec == nil {
+				_, why := stopped(ctx)
+				rec = r.skipAll([]*StepPlan{s}, why)[0]
+			}
+			ended <- end{s, rec, turn}
+		}()
+	}
+	waiting := &byRank{rank: ranks(steps, readers)} // ready, waiting for a turn
+	ready := func(s *StepPlan) {
+		if cost(s) == actions.InProcess {
+			run(s, false)
+			return
+		}
+		heap.Push(waiting, s)
+	}
+	for _, s := range steps {
+		if pending[s] == 0 {
+			ready(s)
+		}
+	}
 	recs := map[*StepPlan]*StepRecord{}
 	busy := 0 // turns taken
 	for len(recs) < len(steps) {
-		slices.SortStableFunc(ready, func(a, b *StepPlan) int {
-			if rank[a] != rank[b] {
-				return int(rank[b] - rank[a])
-			}
-			return a.Index - b.Index
-		})
-		var later []*StepPlan
-		for _, s := range ready {
-			turn := cost(s) != actions.InProcess
-			if turn && busy == checkReads {
-				later = append(later, s)
-				continue
-			}
-			if turn {
-				busy++
-			}
-			go func() {
-				var rec *StepRecord
-				if ctx.Err() == nil {
-					rec = r.runStep(ctx, s)
-				}
-				if rec == nil {
-					_, why := stopped(ctx)
-					rec = r.skipAll([]*StepPlan{s}, why)[0]
-				}
-				ended <- end{s, rec, turn}
-			}()
+		for busy < checkReads && waiting.Len() > 0 {
+			busy++
+			run(heap.Pop(waiting).(*StepPlan), true)
 		}
-		ready = later
 		e := <-ended
 		if e.turn {
 			busy--
@@ -80,11 +78,34 @@ func (r *Runner) schedule(ctx context.Context, steps []*StepPlan, deps map[*Step
 		recs[e.s] = e.rec
 		for _, t := range readers[e.s] {
 			if pending[t]--; pending[t] == 0 {
-				ready = append(ready, t)
+				ready(t)
 			}
 		}
 	}
 	return recs
+}
+
+// byRank is a heap of steps, the highest rank on top, then the earliest in
+// the plan.
+type byRank struct {
+	steps []*StepPlan
+	rank  map[*StepPlan]time.Duration
+}
+
+func (h *byRank) Len() int { return len(h.steps) }
+func (h *byRank) Less(i, j int) bool {
+	a, b := h.steps[i], h.steps[j]
+	if h.rank[a] != h.rank[b] {
+		return h.rank[a] > h.rank[b]
+	}
+	return a.Index < b.Index
+}
+func (h *byRank) Swap(i, j int) { h.steps[i], h.steps[j] = h.steps[j], h.steps[i] }
+func (h *byRank) Push(x any)    { h.steps = append(h.steps, x.(*StepPlan)) }
+func (h *byRank) Pop() any {
+	last := h.steps[len(h.steps)-1]
+	h.steps = h.steps[:len(h.steps)-1]
+	return last
 }
 
 // ranks gives each step the typical duration of the longest chain of
