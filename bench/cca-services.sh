@@ -53,7 +53,11 @@ trap cleanup EXIT
 
 die() { echo "cca-services.sh: $*" >&2; exit 1; }
 k() { "$KUBECTL" "$@"; }
-agent() { k -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg "$@"; }
+# agent ARGS: cilium-dbg in node 1's agent, the one whose maps the lab reads
+# (ds/cilium would pick either node's); agent_pod is set once the nodes are
+# known and again after each rollout of the agents.
+agent() { k -n kube-system exec "$agent_pod" -c cilium-agent -- cilium-dbg "$@"; }
+node1_agent() { k -n kube-system get pods -l k8s-app=cilium --field-selector spec.nodeName="$node1" -o name; }
 read -r -a node_exec <<<"$NODE_EXEC"
 read -r -a outside_exec <<<"$OUTSIDE_EXEC"
 on_node() { "${node_exec[@]}" "$@"; }
@@ -91,6 +95,7 @@ ip_of() { jq -r --arg n "$1" '.items[] | select(.metadata.name == $n) | .status.
 node1_ip=$(ip_of "$node1")
 node2_ip=$(ip_of "$node2")
 [ -n "$node1" ] && [ -n "$node2" ] || die "need two nodes, one of them this shell's"
+agent_pod=$(node1_agent)
 
 k apply --server-side --force-conflicts -f - >/dev/null <<EOF
 apiVersion: v1
@@ -293,6 +298,7 @@ agents_in() {
 	done
 }
 poll 180 agents_in DSR Native
+agent_pod=$(node1_agent)
 agent status --verbose >"$tmp/dsr_status"
 answered_by() { ok "http://$node1_ip:$np_port/" && [ "$(seen)" = "$1" ]; }
 poll 180 answered_by "$outside_ip"
@@ -300,6 +306,7 @@ dsr_seen=$(seen)
 on_node helm rollback cilium "$rollback_to" -n kube-system >/dev/null
 wait_for 300 k -n kube-system rollout status ds/cilium --timeout=300s >/dev/null
 poll 180 agents_in "$before_mode" "$before_routing"
+agent_pod=$(node1_agent)
 rollback_to=
 snat_again() { ok "http://$node1_ip:$np_port/" && grep -qx -F "$(seen)" "$tmp/own"; }
 poll 180 snat_again
