@@ -394,11 +394,14 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if c.readsStale(refs, wholeSteps) {
 		c.changed()
 	}
-	et, err := c.checkTree(tree, sc, ctx.Want)
+	// checked against the configuration of the layout as it is now: the
+	// one cfg was taken from is gone when the expression reads a step
+	// redeclared since (readsStale)
+	checked, et, err := c.checkTree(tree, sc, ctx.Want)
 	if err != nil {
 		return nil, exprError(src, pos, c.signatureError(memberError(tree, err)))
 	}
-	e := &Expr{Src: src, Pos: pos, prog: &lazyProgram{tree: tree, cfg: cfg, want: ctx.Want}, Refs: refs, WholeSteps: wholeSteps, ResultFields: results, compiler: c, scope: sc, envType: et}
+	e := &Expr{Src: src, Pos: pos, prog: &lazyProgram{tree: tree, cfg: checked, want: ctx.Want}, Refs: refs, WholeSteps: wholeSteps, ResultFields: results, compiler: c, scope: sc, envType: et}
 	if t := preciseType(*tree.Node.Nature()); t != nil && t.Kind() != reflect.Interface {
 		e.Type = t
 	}

@@ -313,6 +313,9 @@ func TestRedeclaredStepKeepsLayoutUntilRead(t *testing.T) {
 	if c.layout == before {
 		t.Fatal("reading the redeclared step kept the stale layout")
 	}
+	if reading.prog.cfg != c.configs[scope{}] {
+		t.Fatal("the bytecode of an expression reading the redeclared step would be made with the stale layout's configuration")
+	}
 	c.DeclareStep("first", reflect.TypeOf(fakeResult{}), diag.Pos{})
 	stale := c.layout
 	whole, err := c.Compile("toJSON(steps) contains `\"port\": 40404`", diag.Pos{}, Context{Step: 3, Want: reflect.Bool})

@@ -18,37 +18,37 @@ import (
 
 // compileTree checks and compiles a parsed expression.
 func (c *Compiler) compileTree(tree *parser.Tree, sc scope, want reflect.Kind) (*vm.Program, reflect.Type, error) {
-	et, err := c.checkTree(tree, sc, want)
+	cfg, et, err := c.checkTree(tree, sc, want)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, _ := c.config(sc)
 	prog, err := bytecode(tree, cfg, want)
 	return prog, et, err
 }
 
 // checkTree type-checks and optimizes a parsed expression against the
-// configuration of scope sc, and returns that scope's environment type;
-// the tree is parsed once and shared with checkRefs. Every error a
-// playbook's author can cause is found here: what is left for bytecode is
-// expr's own translation of a checked tree.
-func (c *Compiler) checkTree(tree *parser.Tree, sc scope, want reflect.Kind) (reflect.Type, error) {
+// configuration of scope sc, and returns that configuration, which its
+// bytecode must be made with, and the scope's environment type; the tree
+// is parsed once and shared with checkRefs. Every error a playbook's
+// author can cause is found here: what is left for bytecode is expr's own
+// translation of a checked tree.
+func (c *Compiler) checkTree(tree *parser.Tree, sc scope, want reflect.Kind) (*conf.Config, reflect.Type, error) {
 	cfg, et := c.config(sc)
 	expect(cfg, want)
 	if _, err := new(checker.Checker).PatchAndCheck(tree, cfg); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) {
-			return nil, fe.Bind(tree.Source)
+			return nil, nil, fe.Bind(tree.Source)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	// after the optimizer, which builds new nodes (filter(...)[0] becomes
 	// find) with natures of its own
 	ast.Walk(&tree.Node, &structNatures{cache: &cfg.NtCache})
-	return et, nil
+	return cfg, et, nil
 }
 
 // preciseType is the Go type of a nature, with the element types expr
