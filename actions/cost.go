@@ -41,17 +41,3 @@ func (c Cost) Weight() time.Duration {
 		return 100 * time.Millisecond
 	}
 }
-
-func (c Cost) String() string {
-	switch c {
-	case InProcess:
-		return "in process"
-	case LocalRead:
-		return "local read"
-	case RoundTrip:
-		return "round trip"
-	case NewProcess:
-		return "new process"
-	}
-	return "unset"
-}

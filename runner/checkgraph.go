@@ -28,15 +28,14 @@ func (r *Runner) canRunGraph(restored map[string]*StepRecord) bool {
 // soon as the steps it reads have finished (schedule.go says in which
 // order and how many at once). A check changes nothing and does not wait
 // for conditions, so the order the playbook gives its steps only matters
-// through what they read: the
-// expressions of a step (spec, loop, when, until, assertions) name the
-// steps it needs, and a step that reads steps by a computed name waits for
-// every step before it. Reads that a solve makes one after another (in a
-// branch, or after a parallel step) overlap in a check when neither reads
-// the other. Every step runs whatever happened to the steps it reads, as
-// the top-level steps of a check always did, so that the report grades
-// every file. The records come back in plan order, parallel steps with the
-// status of their members.
+// through what they read: the expressions of a step (spec, loop, when,
+// until, assertions) name the steps it needs, and a step that reads steps
+// by a computed name waits for every step before it. Reads that a solve
+// makes one after another (in a branch, or after a parallel step) overlap
+// in a check when neither reads the other. Every step runs whatever
+// happened to the steps it reads, as the top-level steps of a check always
+// did, so that the report grades every file. The records come back in plan
+// order, parallel steps with the status of their members.
 func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 	byID := map[string]*StepPlan{}
 	var steps []*StepPlan // the steps that run: not parallel steps, not finally
@@ -56,7 +55,7 @@ func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 	deps := map[*StepPlan][]*StepPlan{}
 	for _, s := range steps {
 		seen := map[*StepPlan]bool{}
-		add := func(s, d *StepPlan) {
+		add := func(d *StepPlan) {
 			// only earlier steps: validate lets nothing read a later one
 			if inGraph[d] && d.Index < s.Index && !seen[d] {
 				seen[d] = true
@@ -65,7 +64,7 @@ func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 		}
 		if s.ReadsAllSteps() {
 			for _, d := range steps {
-				add(s, d)
+				add(d)
 			}
 			continue
 		}
@@ -73,7 +72,7 @@ func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 			id, ok := strings.CutPrefix(ref, "steps.")
 			if d := byID[id]; ok && d != nil {
 				for _, m := range withMembers(d) {
-					add(s, m)
+					add(m)
 				}
 			}
 		}

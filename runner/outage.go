@@ -19,7 +19,7 @@ const DefaultCheckOutage = 15 * time.Second
 // starts at the first transient failure of any step and is the same for
 // every step after.
 type outage struct {
-	limit time.Duration // DefaultCheckOutage when zero
+	limit time.Duration // set when the check starts
 	once  sync.Once
 	end   time.Time
 }
@@ -27,21 +27,11 @@ type outage struct {
 // left is the time the check may still wait; the first call starts the
 // clock.
 func (o *outage) left() time.Duration {
-	o.once.Do(func() {
-		limit := o.limit
-		if limit <= 0 {
-			limit = DefaultCheckOutage
-		}
-		o.end = time.Now().Add(limit)
-	})
+	o.once.Do(func() { o.end = time.Now().Add(o.limit) })
 	return time.Until(o.end)
 }
 
 // err says why a step of the check stopped trying.
 func (o *outage) err() error {
-	limit := o.limit
-	if limit <= 0 {
-		limit = DefaultCheckOutage
-	}
-	return fmt.Errorf("the cluster did not answer the check for %s", limit)
+	return fmt.Errorf("the cluster did not answer the check for %s", o.limit)
 }

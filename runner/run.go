@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,7 +79,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	out := &Outcome{Playbook: p.Playbook.File, Name: p.Playbook.Name, Mode: "solve", Status: Passed, Started: time.Now()}
 	if r.Runtime.Mode == actions.Check {
 		out.Mode = "check"
-		r.outage.limit = r.CheckOutage
+		r.outage.limit = cmp.Or(r.CheckOutage, DefaultCheckOutage)
 	}
 	if err := r.prepare(); err != nil {
 		return nil, err

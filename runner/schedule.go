@@ -110,13 +110,12 @@ func (h *byRank) Pop() any {
 
 // ranks gives each step the typical duration of the longest chain of
 // steps that starts with it: its own cost and the costliest chain of the
-// steps that read it. A step reads only earlier ones, so one pass from
-// the last step back sees every reader ranked before the step it reads.
+// steps that read it. steps are in plan order and a step reads only
+// earlier ones, so one pass from the last step back sees every reader
+// ranked before the step it reads.
 func ranks(steps []*StepPlan, readers map[*StepPlan][]*StepPlan) map[*StepPlan]time.Duration {
-	byIndex := slices.Clone(steps)
-	slices.SortFunc(byIndex, func(a, b *StepPlan) int { return b.Index - a.Index })
 	rank := make(map[*StepPlan]time.Duration, len(steps))
-	for _, s := range byIndex {
+	for _, s := range slices.Backward(steps) {
 		var ahead time.Duration
 		for _, t := range readers[s] {
 			ahead = max(ahead, rank[t])
