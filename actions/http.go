@@ -79,21 +79,13 @@ func init() {
 // that is not http(s), a body given twice, a method with spaces.
 func checkHTTP(spec *eval.Value, sc *StaticContext) diag.List {
 	errs := atMostOne(spec, "body", "json")
-	if u := spec.Lookup("url"); u != nil {
-		if s, ok := u.Literal(); ok {
-			if str, isStr := s.(string); isStr {
-				if err := checkURL(str); err != nil {
-					errs.Add(u.Pos, "%v", err)
-				}
-			}
+	if u, raw, ok := literalString(spec, "url"); ok {
+		if err := checkURL(raw); err != nil {
+			errs.Add(u.Pos, "%v", err)
 		}
 	}
-	if m := spec.Lookup("method"); m != nil {
-		if s, ok := m.Literal(); ok {
-			if str, isStr := s.(string); isStr && !validMethod(str) {
-				errs.Add(m.Pos, "method %q is not an HTTP method token (e.g. GET, POST)", str)
-			}
-		}
+	if m, method, ok := literalString(spec, "method"); ok && !validMethod(method) {
+		errs.Add(m.Pos, "method %q is not an HTTP method token (e.g. GET, POST)", method)
 	}
 	return errs
 }

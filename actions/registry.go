@@ -278,6 +278,21 @@ func atMostOne(spec *eval.Value, keys ...string) diag.List {
 	return errs
 }
 
+// literalString returns the value of key when the playbook writes it as a
+// plain string (no ${{ }}), for static checks of what only the string can
+// say; ok is false when the key is missing, templated or not a string.
+func literalString(spec *eval.Value, key string) (v *eval.Value, s string, ok bool) {
+	if v = spec.Lookup(key); v == nil {
+		return nil, "", false
+	}
+	lit, isLit := v.Literal()
+	if !isLit {
+		return nil, "", false
+	}
+	s, ok = lit.(string)
+	return v, s, ok
+}
+
 // SpecError is a problem with one value of a step's spec that only the
 // rendered spec shows (a loose path the rendered file does not have). Key
 // is the spec key holding the value and Text the value as written; the
