@@ -100,7 +100,6 @@ func testbedProfile() (string, error) {
 func (lab twoNodeLab) rows(lr, br []labRun, waitsFor, endNote, outsideNote string) []Row {
 	wall := func(r labRun) time.Duration { return r.wall }
 	outside := func(r labRun) time.Duration { return r.wall - r.waited }
-	beyond := func(r labRun) time.Duration { return r.wall - r.clusterWork }
 	return []Row{
 		compare(lab.name+" lab, end to end",
 			durations("labrun", "s", each(lr, wall)), durations("bash + kubectl", "s", each(br, wall)), 2).
@@ -108,8 +107,6 @@ func (lab twoNodeLab) rows(lr, br []labRun, waitsFor, endNote, outsideNote strin
 		compare(lab.name+" lab, outside the waits for "+waitsFor,
 			durations("labrun", "s", each(lr, outside)), durations("bash + kubectl", "s", each(br, outside)), 0).
 			withNote("%s", outsideNote),
-		Row{Name: lab.name + " lab, beyond the cluster's work on its critical path (goal 0.5 s)", Labrun: durations("labrun", "s", each(lr, beyond))}.withLimit(0.5).
-			withNote("The runs, whole process, minus the steps that wait on the cluster's own work one after another (%s; %s s median): what labrun itself adds to the cluster's pace, its reads included (execs in pods, cilium-dbg in the agents, Helm).",
-				strings.Join(criticalWaits[lab.name], ", "), fmtNum(durations("", "s", each(lr, func(r labRun) time.Duration { return r.clusterWork })).Median)),
+		beyondRow(lab.name, lr, "Its reads count as its own time: execs in pods, cilium-dbg in the agents, Helm."),
 	}
 }
