@@ -2,11 +2,13 @@ package actions
 
 import (
 	"context"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -58,7 +60,7 @@ func TestAgentRequest(t *testing.T) {
 	}
 	doc, ok := r.JSON.(map[string]any)
 	if r.Status != 200 || !ok || doc["kube-proxy-replacement"] == nil {
-		t.Fatalf("status %d, document %T with keys %v", r.Status, r.JSON, keysOf(doc))
+		t.Fatalf("status %d, document %T with keys %v", r.Status, r.JSON, slices.Collect(maps.Keys(doc)))
 	}
 	for _, c := range []struct{ path, err string }{
 		{"/v1/endpoint/x", `answered GET /v1/endpoint/x with 400: "invalid endpoint ID format x"`},
@@ -94,12 +96,4 @@ func TestAgentURL(t *testing.T) {
 			t.Errorf("agentURL(%q) = %q, %q; want %q, %q", c.path, u, got, c.url, c.err)
 		}
 	}
-}
-
-func keysOf(m map[string]any) []string {
-	var k []string
-	for key := range m {
-		k = append(k, key)
-	}
-	return k
 }
