@@ -90,6 +90,6 @@ func isList(v any) bool {
 	return ok
 }
 
-func unescape(token string) string {
-	return strings.NewReplacer("~1", "/", "~0", "~").Replace(token)
-}
+func unescape(token string) string { return pointerUnescaper.Replace(token) }
+
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")

@@ -334,9 +334,12 @@ func pointer(loc []string) string {
 	return b.String()
 }
 
-func escape(token string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(token)
-}
+// escape and unescape turn a key into a JSON pointer token and back (RFC
+// 6901). Their replacers are built once: schemas are walked key by key on
+// every load, and building a replacer costs more than using it.
+func escape(token string) string { return pointerEscaper.Replace(token) }
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // num prints a schema number as JSON would, 5 not 5/1.
 func num(r *big.Rat) string {
