@@ -3,6 +3,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -51,13 +52,62 @@ func Write(format, path string, o *runner.Outcome, out *outdir.Dir, secrets *sec
 	return outdir.WriteFile(abs, data)
 }
 
-// JSON renders the outcome, step results included.
+// JSON renders the outcome, step results included: the outcome and each
+// step's record indented, each step's result on one line as
+// StepRecord.ResultJSON encoded it, most often while the run went on. The
+// results are copied in rather than handed to encoding/json, which would
+// scan and re-indent megabytes of conntrack entries and agent documents
+// once more after the last step; the steps come last in the outcome.
 func JSON(o *runner.Outcome) ([]byte, error) {
-	b, err := json.MarshalIndent(o, "", "  ")
+	head, err := json.MarshalIndent(outcomeHead{Outcome: o}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	parts := [][]byte{head[:len(head)-len("\n}")], []byte(",\n  \"steps\": [")}
+	for i, rec := range o.Steps {
+		sep := ",\n    "
+		if i == 0 {
+			sep = "\n    "
+		}
+		step, err := stepParts(rec)
+		if err != nil {
+			return nil, fmt.Errorf("step %s: %v", rec.ID, err)
+		}
+		parts = append(append(parts, []byte(sep)), step...)
+	}
+	if len(o.Steps) > 0 {
+		parts = append(parts, []byte("\n  "))
+	}
+	// one copy into a buffer of the final size
+	return bytes.Join(append(parts, []byte("]\n}\n")), nil), nil
+}
+
+// outcomeHead is an outcome without its steps, which JSON writes after it.
+type outcomeHead struct {
+	*runner.Outcome
+	// hides Outcome.Steps: a field of the same name at a shallower depth
+	// wins, and this one is always empty
+	Steps *struct{} `json:"steps,omitempty"`
+}
+
+// stepHead is a step's record without its result.
+type stepHead struct {
+	*runner.StepRecord
+	Result *struct{} `json:"result,omitempty"` // hides StepRecord.Result, as Steps above
+}
+
+// stepParts are a step's record, at the indentation of a member of the
+// outcome's steps.
+func stepParts(rec *runner.StepRecord) ([][]byte, error) {
+	head, err := json.MarshalIndent(stepHead{StepRecord: rec}, "    ", "  ")
+	if err != nil {
+		return nil, err
+	}
+	res, err := rec.ResultJSON()
+	if err != nil || res == nil {
+		return [][]byte{head}, err
+	}
+	return [][]byte{head[:len(head)-len("\n    }")], []byte(",\n      \"result\": "), res, []byte("\n    }")}, nil
 }
 
 type junitSuites struct {

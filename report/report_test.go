@@ -1,7 +1,9 @@
 package report
 
 import (
+	"encoding/json"
 	"encoding/xml"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +68,51 @@ func TestJSON(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON lacks %s", want)
 		}
+	}
+}
+
+// The report writes results as StepRecord.ResultJSON encoded them, beside
+// encoding/json's indented records: the document must decode to what
+// encoding/json makes of the whole outcome, and stay valid JSON whatever
+// mix of steps with and without results it holds.
+func TestJSONMatchesEncodingJSON(t *testing.T) {
+	type entry struct {
+		Src   string   `json:"src"`
+		Flags []string `json:"flags"`
+	}
+	var nilEntry *entry
+	for name, steps := range map[string][]*runner.StepRecord{
+		"none":       {},
+		"no results": outcome().Steps,
+		"results": append(outcome().Steps,
+			&runner.StepRecord{ID: "ct", Action: "bpfmap", Status: runner.Passed, Result: &entry{Src: "10.0.0.1:40404", Flags: []string{"SeenNonSyn"}}},
+			&runner.StepRecord{ID: "loop", Action: "run", Status: runner.Passed, Result: []entry{{Src: "a"}, {Src: "b <&>"}}},
+			&runner.StepRecord{ID: "typed-nil", Action: "get", Status: runner.Passed, Result: nilEntry},
+			&runner.StepRecord{ID: "doc", Action: "agent", Status: runner.Passed, Result: map[string]any{"status": 200, "json": map[string]any{"ok": true}}},
+		),
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := outcome()
+			o.Steps = steps
+			o.Tasks = []*runner.TaskRecord{{Number: 1, Title: "iptables", Status: runner.Passed}}
+			got, err := JSON(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, got)
+			}
+			if err := json.Unmarshal(want, &w); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("report\n%s\nencoding/json\n%s", got, want)
+			}
+		})
 	}
 }

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,6 +110,39 @@ func TestCheckSharesIdenticalReads(t *testing.T) {
 	}
 	if got := strings.Count(string(data), "other\n"); got != 1 {
 		t.Errorf("the other read ran %d times, want 1", got)
+	}
+}
+
+// Steps that share a read share its JSON encoding too (a check's report
+// would otherwise encode a conntrack table once per step re-reading it),
+// and every record's encoding is what encoding/json makes of its result.
+func TestCheckEncodesSharedReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	plan := compile(t, twice, "out="+dir, "log="+filepath.Join(dir, "log"))
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{Mode: actions.Check}, KeepGoing: true, EncodeResults: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := map[string]*StepRecord{}
+	for _, rec := range o.Steps {
+		recs[rec.ID] = rec
+		got, err := rec.ResultJSON()
+		if err != nil {
+			t.Fatalf("%s: %v", rec.ID, err)
+		}
+		want, err := json.Marshal(rec.Result)
+		if rec.Result == nil {
+			want = nil
+		}
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: encoded %s, want %s (%v)", rec.ID, got, want, err)
+		}
+	}
+	if recs["first"].encoded != recs["second"].encoded {
+		t.Error("the two steps of one read encode its result twice")
+	}
+	if recs["other"].encoded == recs["first"].encoded {
+		t.Error("another read shares the first read's encoding")
 	}
 }
 

@@ -99,7 +99,7 @@ func (j *Journal) Loaded() map[string]journalEntry { return j.loaded }
 // Append records a completed step. A line that cannot be written whole
 // is cut off again, so that the journal keeps only complete lines.
 func (j *Journal) Append(rec *StepRecord) error {
-	res, err := json.Marshal(rec.Result)
+	res, err := rec.ResultJSON()
 	if err != nil {
 		return fmt.Errorf("cannot record step %s in journal %s: %v", rec.ID, j.path, err)
 	}

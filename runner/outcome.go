@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/labrun/labrun/eval"
@@ -56,6 +58,36 @@ type StepRecord struct {
 	// support: run by labrun check only because a task it grades reads
 	// the step's result; the step grades nothing itself.
 	support bool
+	// encoded is Result as JSON, made once (see ResultJSON).
+	encoded *encodedResult
+}
+
+// encodedResult is a step result's JSON, encoded at most once.
+type encodedResult struct {
+	once sync.Once
+	data []byte
+	err  error
+}
+
+// ResultJSON returns the step's result as compact JSON, nil when it has
+// none. It is encoded once for the journal and a JSON report alike: a
+// step's result can be megabytes (a conntrack table, an agent document),
+// and a run that encodes it as the step ends does that work while other
+// steps wait on the cluster, not after the last one. The result must not
+// change once this is called.
+func (r *StepRecord) ResultJSON() ([]byte, error) {
+	if r.encoded == nil {
+		return encodeResult(r.Result)
+	}
+	r.encoded.once.Do(func() { r.encoded.data, r.encoded.err = encodeResult(r.Result) })
+	return r.encoded.data, r.encoded.err
+}
+
+func encodeResult(v any) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return json.Marshal(v)
 }
 
 // Support reports whether labrun check ran the step only because a task

@@ -59,6 +59,10 @@ type Runner struct {
 	// Only, in check mode of a playbook with tasks, are the tasks to
 	// grade (--task, --upto); nil grades every task the learner started.
 	Only []*syntax.Task
+	// EncodeResults encodes each step's result as JSON as the step ends,
+	// beside the steps still running, for a JSON report written at the
+	// end (StepRecord.ResultJSON).
+	EncodeResults bool
 	// CheckOutage bounds how long a check waits out a cluster that does
 	// not answer, counted from the first transient failure any of its
 	// steps meets (DefaultCheckOutage when zero).
@@ -68,7 +72,10 @@ type Runner struct {
 	journal *Journal
 	grading *grading
 	reads   readMemo // check mode's shared reads
-	outage  outage   // check mode's one wait for a cluster that does not answer
+	// encodings are the JSON encodings of pointer results, by the result
+	// (shareEncoding)
+	encodings sync.Map
+	outage    outage // check mode's one wait for a cluster that does not answer
 }
 
 // Run executes every step, then the finally steps. It returns the outcome
@@ -364,7 +371,8 @@ func (r *Runner) zero(s *StepPlan) any {
 
 // newRecord starts the record of step s.
 func newRecord(s *StepPlan) *StepRecord {
-	rec := &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Started: time.Now(), Hint: s.Hint, Step: s, Cleanup: s.Cleanup, Branch: s.Branch}
+	rec := &StepRecord{ID: s.ID, Name: s.Name, Action: s.ActionName(), Started: time.Now(), Hint: s.Hint, Step: s, Cleanup: s.Cleanup, Branch: s.Branch,
+		encoded: &encodedResult{}}
 	if s.Group != nil {
 		rec.Parallel = s.Group.ID
 	}
@@ -428,6 +436,20 @@ func (r *Runner) keep(rec *StepRecord) {
 	}
 }
 
+// shareEncoding gives a step whose result is the very value of an earlier
+// step's (a check's read shared by several steps, such as the re-reads of
+// its report) that step's encoding of it, so that a megabyte conntrack
+// table is encoded once however many steps read it.
+func (r *Runner) shareEncoding(rec *StepRecord) {
+	v := reflect.ValueOf(rec.Result)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return
+	}
+	if e, loaded := r.encodings.LoadOrStore(rec.Result, rec.encoded); loaded {
+		rec.encoded = e.(*encodedResult)
+	}
+}
+
 func (r *Runner) notifyEnd(rec *StepRecord) {
 	if r.Observer != nil {
 		r.Observer.StepEnd(rec)
@@ -441,7 +463,11 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 	rec.support = r.grading != nil && r.grading.support[s]
 	defer func() {
 		rec.Seconds = time.Since(rec.Started).Seconds()
+		r.shareEncoding(rec)
 		r.keep(rec)
+		if r.EncodeResults && rec.Result != nil {
+			go rec.ResultJSON()
+		}
 		r.notifyEnd(rec)
 	}()
 	r.env.SetStep(s.ID, r.zero(s))

@@ -224,16 +224,17 @@ func reportFiles(args []string, work string) map[string]string {
 	return files
 }
 
-// hideReportTimes hides the clock in reports: start times and durations.
+// hideReportTimes hides the clock in reports: start times and durations,
+// of records (indented) and of results (on one line).
 func hideReportTimes(s string) string {
-	s = reportStarted.ReplaceAllString(s, `"started": "T"`)
-	s = reportSeconds.ReplaceAllString(s, `"seconds": S`)
+	s = reportStarted.ReplaceAllString(s, `"started":${1}"T"`)
+	s = reportSeconds.ReplaceAllString(s, `"seconds":${1}S`)
 	return junitTime.ReplaceAllString(s, `time="S"`)
 }
 
 var (
-	reportStarted = regexp.MustCompile(`"started": "[^"]*"`)
-	reportSeconds = regexp.MustCompile(`"seconds": [0-9.e+-]+`)
+	reportStarted = regexp.MustCompile(`"started":( ?)"[^"]*"`)
+	reportSeconds = regexp.MustCompile(`"seconds":( ?)[0-9.e+-]+`)
 	junitTime     = regexp.MustCompile(`time="[0-9.]+"`)
 )
 
