@@ -22,9 +22,12 @@ const (
 	LocalRead
 	// RoundTrip: one request to the API server, or over the network.
 	RoundTrip
-	// NewProcess: starts a process, on the node or in a container (an exec
-	// is a round trip, a container process and a stream).
+	// NewProcess: starts a process on this machine or in the node's shell.
 	NewProcess
+	// ContainerExec: starts a process in a container through the API
+	// server: a round trip, a stream, the kubelet and the container runtime
+	// starting it, about twice a node's process.
+	ContainerExec
 )
 
 // Weight is the cost as a typical duration on a lab VM, for ranking steps
@@ -37,6 +40,8 @@ func (c Cost) Weight() time.Duration {
 		return time.Millisecond
 	case RoundTrip:
 		return 10 * time.Millisecond
+	case NewProcess:
+		return 50 * time.Millisecond
 	default:
 		return 100 * time.Millisecond
 	}

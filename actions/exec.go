@@ -36,7 +36,7 @@ type CiliumSpec struct {
 func init() {
 	Register(Def[ExecSpec, cluster.ExecResult]{
 		Name:       "exec",
-		Cost:       NewProcess,
+		Cost:       ContainerExec,
 		Doc:        "Run a command in a pod's container (pod by name, selector or workload such as ds/cilium) and capture stdout, stderr and exit code.",
 		Run:        execInPod,
 		MutatesKey: "mutates",
@@ -50,7 +50,7 @@ func init() {
 	})
 	Register(Def[CiliumSpec, cluster.ExecResult]{
 		Name: "cilium",
-		Cost: NewProcess,
+		Cost: ContainerExec,
 		Doc:  "Run cilium-dbg in the Cilium agent (kube-system, ds/cilium, container cilium-agent unless told otherwise).",
 		Run: func(ctx context.Context, rt *Runtime, spec *CiliumSpec) (*cluster.ExecResult, error) {
 			e := &ExecSpec{
