@@ -31,14 +31,21 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labrun validate: --format %q: expected text, json or github\n", *format)
 		return exitInvalid
 	}
-	if handWritten(fs.Args()) {
+	switch {
+	case handWritten(fs.Args()):
 		// Compiling a hand-written playbook allocates a few MB, and
 		// collecting it on the way costs more than the memory it frees
 		// (a third of the time for cca-datapath): no collection unless
-		// the heap reaches the limit. Generated playbooks of thousands
-		// of steps keep the usual collector.
+		// the heap reaches the limit.
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(128 << 20))
+	case os.Getenv("GOGC") == "":
+		// A generated playbook of thousands of steps keeps nearly all
+		// it allocates (its node tree, then its plan) until the end, so
+		// each collection rescans live memory for little: at 400% instead
+		// of 100% validate of 10,000 steps spends a fifth less CPU for
+		// 10% more memory (110 to 130 MB; 100,000 steps 0.96 to 1.06 GB).
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	code := exitOK
 	var problems []*diag.Error
