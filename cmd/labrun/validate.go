@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -80,8 +81,12 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// printPlan shows what a run would do, step by step.
-func printPlan(w io.Writer, p *runner.Plan) {
+// printPlan shows what a run would do, step by step. The plan is written
+// in one piece at the end: a generated playbook's is thousands of lines,
+// and a write of whole lines is what a redacting writer expects.
+func printPlan(out io.Writer, p *runner.Plan) {
+	w := &bytes.Buffer{}
+	defer func() { out.Write(w.Bytes()) }()
 	mut := 0
 	for _, s := range p.Steps {
 		if s.Mutates {
