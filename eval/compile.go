@@ -18,8 +18,8 @@
 package eval
 
 import (
-	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -285,9 +285,9 @@ func structOf(names []string, typeOf func(string) reflect.Type) (reflect.Type, m
 	index := make(map[string]int, len(names))
 	for i, n := range names {
 		fields[i] = reflect.StructField{
-			Name: fmt.Sprintf("F%d", i),
+			Name: "F" + strconv.Itoa(i),
 			Type: typeOf(n),
-			Tag:  reflect.StructTag(fmt.Sprintf(`expr:%q json:%q`, n, n)),
+			Tag:  reflect.StructTag(`expr:` + strconv.Quote(n) + ` json:` + strconv.Quote(n)),
 		}
 		index[n] = i
 	}
