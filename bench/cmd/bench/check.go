@@ -51,7 +51,7 @@ func benchCheck(ctx context.Context, b *bench) ([]Row, error) {
 		compare("`labrun check` of cca-datapath on solved files, whole process", l, durations("bash check (bench/cca-datapath-check.sh)", "ms", bash), 5).
 			withNote("Both grade the same 8 files of one labrun solve against the cluster as it is, reading without changing anything; the bash check reads each source once, one after another " +
 				"(kubectl, kubectl exec cilium-dbg as the lab's pages do, node-exec), and compares with jq. labrun takes the same facts from the agent's API socket and the pinned maps " +
-				"(cmd/labrun's TestHTTPAgentAPISocket shows they agree with cilium-dbg) and runs each read once what it reads is there; what only a program prints still starts one (iptables-save, ss, bpftool, tc and curl in the node's shell, netstat and curl in pods). Goal: under 300 ms and at least 5x the bash check."),
+				"(cmd/labrun's TestAgentAPISocket shows they agree with cilium-dbg) and runs each read once what it reads is there; what only a program prints still starts one (iptables-save, ss, bpftool, tc and curl in the node's shell, netstat and curl in pods). Goal: under 300 ms and at least 5x the bash check."),
 		Row{Name: "`labrun check` of cca-datapath, whole process (goal 300 ms)", Labrun: l}.withLimit(300),
 		Row{Name: "floor: the check's slowest single step", Labrun: durations("labrun", "ms", floor)}.
 			withNote("The longest step of each labrun check (from its JSON report; in the last run %s), which no ordering or overlap of the other reads can go below. "+
