@@ -28,7 +28,7 @@ type CiliumSpec struct {
 	Namespace    string   `yaml:"namespace" doc:"Namespace of the agent (default kube-system)."`
 	Pod          string   `yaml:"pod" doc:"Agent pod or workload (default ds/cilium)."`
 	Container    string   `yaml:"container" doc:"Agent container (default cilium-agent)."`
-	Node         string   `yaml:"node" doc:"Use the agent on this node."`
+	Node         string   `yaml:"node" doc:"Use the agent on this node (default: the agent on the first node by name)."`
 	AllowFailure bool     `yaml:"allowFailure" doc:"Treat a non-zero exit code as a result instead of a step failure."`
 	Separate     bool     `yaml:"separate" doc:"Use a separate exec instead of the agent's shared shell session."`
 }

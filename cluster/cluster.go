@@ -77,7 +77,7 @@ type PodTarget struct {
 	Namespace string `yaml:"namespace" json:"namespace" doc:"Namespace of the pod (default: the kubeconfig context's)."`
 	Pod       string `yaml:"pod" json:"pod" doc:"Pod name, or a workload reference as kubectl takes it: ds/cilium, deploy/web, sts/db."`
 	Selector  string `yaml:"selector" json:"selector" doc:"Label selector; the first Running and Ready pod is used."`
-	Node      string `yaml:"node" json:"node" doc:"Prefer the pod on this node (e.g. the Cilium agent of one node)."`
+	Node      string `yaml:"node" json:"node" doc:"Use the pod on this node (e.g. the Cilium agent of one node). Without it, a DaemonSet's pod on the first node by name, so that the same node answers before and after a rollout."`
 	Container string `yaml:"container" json:"container" doc:"Container (default: the pod's default container)."`
 }
 

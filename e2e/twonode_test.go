@@ -507,3 +507,52 @@ func TestNativeHelmUpgradeToDSRAndBack(t *testing.T) {
 		t.Errorf("SNAT again: web saw the request from %s, want node 1's InternalIP %s", got, v.NodeIP)
 	}
 }
+
+// A DaemonSet named without a node resolves to its pod on the first node
+// by name, on a real two-node cluster: a lab's `cilium` step without node
+// reads node 1's agent whichever agent has been ready longest, also once
+// node 1's agent was replaced and node 2's is the longest ready, as after
+// a rollout; node picks the other.
+func TestTwoNodeDaemonSetWithoutNode(t *testing.T) {
+	v := twoNodes(t, "tunnel", "native")
+	c := kubetest.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	nodes, err := c.List(ctx, cluster.ObjectQuery{Kind: "Node"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range nodes {
+		meta, _ := n["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if len(names) < 2 || !slices.Contains(names, v.Node2Name) {
+		t.Fatalf("nodes %v, want two with %s", names, v.Node2Name)
+	}
+	pod, err := c.ResolvePod(ctx, cluster.PodTarget{Namespace: "kube-system", Pod: "ds/cilium"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Node != names[0] {
+		t.Errorf("ds/cilium without node gave %s on %s, want the agent on %s (nodes %v)", pod.Name, pod.Node, names[0], names)
+	}
+	if other := agentOn(ctx, t, c, names[1]); other.pod.Name == pod.Name {
+		t.Errorf("node %s gave the same agent %s as no node", names[1], pod.Name)
+	}
+
+	// replace node 1's agent: node 2's is now the one ready longest
+	if _, err := c.Delete(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: "kube-system", Name: pod.Name}, cluster.DeleteRequest{Wait: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitAgentsHealthy(ctx, t, c, v)
+	again, err := c.ResolvePod(ctx, cluster.PodTarget{Namespace: "kube-system", Pod: "ds/cilium"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Node != names[0] || again.Name == pod.Name {
+		t.Errorf("after node %s's agent %s was replaced, ds/cilium without node gave %s on %s, want the new agent on %s", names[0], pod.Name, again.Name, again.Node, names[0])
+	}
+}

@@ -71,6 +71,13 @@ func podInfo(p *corev1.Pod) Pod {
 // best candidate wins (see podLess): running and ready first, then the
 // longest ready, then the oldest, then by name, so the choice is the same
 // on every run. With Node set, only pods on that node are candidates.
+//
+// A DaemonSet's pods differ by the node they serve (a Cilium agent
+// answers for its own node's maps and endpoints), so without Node its pod
+// on the first node by name wins, before readiness: the longest-ready
+// agent changes node when the DaemonSet rolls out, and a lab would read
+// one node's facts before the rollout and another's after it. Among that
+// node's pods (an old one terminating, its replacement) podLess decides.
 func resolvePod(ctx context.Context, cs objectReader, q cluster.PodTarget) (*corev1.Pod, error) {
 	ns := q.Namespace
 	if ns == "" {
@@ -78,6 +85,7 @@ func resolvePod(ctx context.Context, cs objectReader, q cluster.PodTarget) (*cor
 	}
 	var sel labels.Selector
 	var what string
+	byNode := false // a DaemonSet's pod without Node: by node first
 	switch {
 	case q.Pod != "" && q.Selector != "":
 		return nil, fmt.Errorf("resolve pod: give a target or a label selector, not both")
@@ -108,6 +116,7 @@ func resolvePod(ctx context.Context, cs objectReader, q cluster.PodTarget) (*cor
 			return nil, wrapErr(err, "resolve pod for", fmt.Sprintf("%s in namespace %q", q.Pod, ns), nil)
 		}
 		sel, what = s, q.Pod
+		byNode = k == "daemonset" && q.Node == ""
 	case q.Selector != "":
 		s, err := labels.Parse(q.Selector)
 		if err != nil {
@@ -136,11 +145,21 @@ func resolvePod(ctx context.Context, cs objectReader, q cluster.PodTarget) (*cor
 		}
 		return nil, fmt.Errorf("resolve pod for %s in namespace %q: no pods match", what, ns)
 	}
+	less := podLess
+	if byNode {
+		less = func(a, b *corev1.Pod) bool {
+			na, nb := a.Spec.NodeName, b.Spec.NodeName
+			if na != nb && na != "" && nb != "" {
+				return na < nb
+			}
+			return podLess(a, b)
+		}
+	}
 	slices.SortFunc(cands, func(a, b *corev1.Pod) int {
-		if podLess(a, b) {
+		if less(a, b) {
 			return -1
 		}
-		if podLess(b, a) {
+		if less(b, a) {
 			return 1
 		}
 		return 0

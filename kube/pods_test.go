@@ -55,6 +55,7 @@ func TestResolvePod(t *testing.T) {
 	ns := "lab"
 	web := map[string]string{"app": "web"}
 	agent := map[string]string{"k8s-app": "cilium"}
+	nodeAgent := map[string]string{"app": "node-agent"}
 	objs := []runtime.Object{
 		// web: one pending, one running not ready, two running ready (the
 		// one ready for longer wins), one terminating but ready.
@@ -66,6 +67,14 @@ func TestResolvePod(t *testing.T) {
 		// cilium agents on two nodes.
 		mkPod(ns, podSpec{name: "cilium-x1", node: "worker-1", labels: agent, phase: corev1.PodRunning, ready: true, created: t0}),
 		mkPod(ns, podSpec{name: "cilium-x2", node: "worker-2", labels: agent, phase: corev1.PodRunning, ready: true, created: t0}),
+		// node agents in the middle of a rollout: node-a's old agent is
+		// terminating and its new one is ready since just now; node-b's,
+		// ready for longer, sorts first by name (a-agent) and by readiness;
+		// one is not scheduled yet.
+		mkPod(ns, podSpec{name: "z-old", node: "node-a", labels: nodeAgent, phase: corev1.PodRunning, ready: true, readyAt: t0, created: t0, deleting: true}),
+		mkPod(ns, podSpec{name: "z-new", node: "node-a", labels: nodeAgent, phase: corev1.PodRunning, ready: true, readyAt: t0.Add(time.Hour), created: t0.Add(time.Hour)}),
+		mkPod(ns, podSpec{name: "a-agent", node: "node-b", labels: nodeAgent, phase: corev1.PodRunning, ready: true, readyAt: t0, created: t0}),
+		mkPod(ns, podSpec{name: "a-pending", labels: nodeAgent, phase: corev1.PodPending, created: t0}),
 		// job pods: one failed, one succeeded; ties broken by name.
 		mkPod(ns, podSpec{name: "job-2", labels: map[string]string{"job": "j"}, phase: corev1.PodSucceeded, created: t0}),
 		mkPod(ns, podSpec{name: "job-1", labels: map[string]string{"job": "j"}, phase: corev1.PodFailed, created: t0}),
@@ -81,6 +90,7 @@ func TestResolvePod(t *testing.T) {
 		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "cilium", Namespace: ns}, Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{
 			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k8s-app", Operator: metav1.LabelSelectorOpIn, Values: []string{"cilium"}}},
 		}}},
+		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "node-agent", Namespace: ns}, Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: nodeAgent}}},
 		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: ns}, Spec: batchv1.JobSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"job": "j"}}}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: corev1.ServiceSpec{Selector: web}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "headless", Namespace: ns}},
@@ -105,7 +115,10 @@ func TestResolvePod(t *testing.T) {
 		{name: "svc uses the service selector", q: cluster.PodTarget{Pod: "svc/web"}, wantPod: "web-b"},
 		{name: "node picks the pod on that node", q: cluster.PodTarget{Pod: "deploy/web", Node: "n1"}, wantPod: "web-a"},
 		{name: "ds with match expressions on a node", q: cluster.PodTarget{Pod: "ds/cilium", Node: "worker-2"}, wantPod: "cilium-x2"},
-		{name: "ds without node: deterministic by name", q: cluster.PodTarget{Pod: "daemonset/cilium"}, wantPod: "cilium-x1"},
+		{name: "ds without node: the first node's pod", q: cluster.PodTarget{Pod: "daemonset/cilium"}, wantPod: "cilium-x1"},
+		{name: "ds without node: the first node by name before readiness, its new pod before its old", q: cluster.PodTarget{Pod: "ds/node-agent"}, wantPod: "z-new"},
+		{name: "ds on a node", q: cluster.PodTarget{Pod: "ds/node-agent", Node: "node-b"}, wantPod: "a-agent"},
+		{name: "the same pods by selector: the longest ready", q: cluster.PodTarget{Selector: "app=node-agent"}, wantPod: "a-agent"},
 		{name: "label selector", q: cluster.PodTarget{Selector: "app=web"}, wantPod: "web-b"},
 		{name: "job: finished pods, ties by name", q: cluster.PodTarget{Pod: "job/j"}, wantPod: "job-1"},
 		{name: "no pod on node", q: cluster.PodTarget{Pod: "ds/cilium", Node: "worker-9"}, wantErr: `no pod on node "worker-9" (2 pods match elsewhere)`},
