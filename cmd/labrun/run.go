@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -94,9 +95,7 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	r.Observer = console.New(stdout, live && !quiet, rf.verbose, quiet)
 	r.Only = only
 	r.From = *from
-	for _, rq := range reqs {
-		r.EncodeResults = r.EncodeResults || rq.format == "json"
-	}
+	r.EncodeResults = slices.ContainsFunc(reqs, func(rq reportReq) bool { return rq.format == "json" })
 	out, err := r.Run(ctx)
 	defer r.Runtime.Out.Close()
 	if err != nil {
