@@ -6,8 +6,9 @@
 // anything runs; its bytecode is made when it first runs.
 //
 // One file per job: compile.go checks expressions against the declared
-// layout, refs.go checks what they read and program.go makes a checked
-// tree's bytecode; template.go splits ${{ }}
+// layout, refs.go checks what they read, shape.go lets an expression take
+// the check of another that differs only in the steps it names, and
+// program.go makes a checked tree's bytecode; template.go splits ${{ }}
 // templates; value.go builds an action's spec into a Value, check.go checks
 // it against the spec's Go type and decode.go renders and stores it when the
 // step runs; env.go holds the run's values (Env.SetStep is the one
@@ -90,14 +91,14 @@ type Compiler struct {
 	// configurations per compute step while the compute steps are built.
 	stale map[string]bool
 
-	// compiled keeps expressions that read no step and gave no warning
-	// by their source, configuration and wanted kind: such an expression
-	// (result.exitCode == 0 or vars.ns, in step after step) type-checks
-	// the same everywhere its configuration does, so it is checked once.
-	// What it may read does not depend on where it stands: the variables
-	// and env names it can see change only with a new configuration
-	// (DeclareVar, DeclareEnv), which empties this.
-	compiled map[compiledKey]*Expr
+	// shapes keeps, by shape (shape.go), expressions checked in full
+	// that gave no warning: result.exitCode == 0 and vars.ns in step
+	// after step, and len(steps.X.stdout) > 0 of one step after another,
+	// type-check the same wherever their configuration does. What they
+	// may read besides steps does not depend on where they stand: the
+	// variables and env names they can see change only with a new
+	// configuration (DeclareVar, DeclareEnv), which empties this.
+	shapes map[shapeKey]*shaped
 
 	// defines are the playbook's named expressions, in order, and
 	// laterDefines every name of them, for "defined further down".
@@ -149,7 +150,7 @@ func NewCompiler(funcs []Function) *Compiler {
 // Functions lists the functions expressions can call.
 func (c *Compiler) Functions() []Function { return c.funcs }
 
-func (c *Compiler) changed() { c.layout, c.configs, c.stale, c.compiled = nil, nil, nil, nil }
+func (c *Compiler) changed() { c.layout, c.configs, c.stale, c.shapes = nil, nil, nil, nil }
 
 // Settle drops a layout that has stale steps, so that expressions compiled
 // from now on, and environments made, use the final one.
@@ -349,24 +350,19 @@ func (c *Compiler) config(sc scope) (*conf.Config, reflect.Type) {
 	return cfg, et
 }
 
-// compiledKey names an expression compiled against one configuration.
-type compiledKey struct {
-	src  string
-	cfg  *conf.Config
-	want reflect.Kind
-}
-
 // Compile checks and compiles src, an expression written at pos.
 func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sc := scope{result: ctx.Result, item: ctx.Item}
 	cfg, _ := c.config(sc)
-	key := compiledKey{src, cfg, ctx.Want}
-	if e, ok := c.compiled[key]; ok {
-		again := *e
-		again.Pos = pos
-		return &again, nil
+	shape, names, shapeOK := exprShape(src)
+	key := shapeKey{shape, cfg, ctx.Want}
+	if shapeOK {
+		if e := c.reuseShape(key, src, names, ctx); e != nil {
+			e.Pos = pos
+			return e, nil
+		}
 	}
 	if err := nonASCIIName(src, pos); err != nil {
 		return nil, err
@@ -405,11 +401,8 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	if t := preciseType(*tree.Node.Nature()); t != nil && t.Kind() != reflect.Interface {
 		e.Type = t
 	}
-	if !wholeSteps && !readsSteps(refs) && len(c.warnings) == warnings && c.configs[sc] == cfg {
-		if c.compiled == nil {
-			c.compiled = map[compiledKey]*Expr{}
-		}
-		c.compiled[key] = e
+	if shapeOK && len(c.warnings) == warnings && c.configs[sc] == cfg {
+		c.keepShape(key, names, e)
 	}
 	return e, nil
 }
@@ -419,14 +412,23 @@ func (c *Compiler) compile(src string, sc scope, want reflect.Kind) (*vm.Program
 	defer c.mu.Unlock()
 	c.settle()
 	cfg, _ := c.config(sc)
-	tree, err := parser.ParseWithConfig(src, cfg)
+	tree, err := c.parse(src, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := c.expandDefines(tree); err != nil {
-		return nil, nil, err
-	}
 	return c.compileTree(tree, sc, want)
+}
+
+// parse parses src and expands the definitions it uses.
+func (c *Compiler) parse(src string, cfg *conf.Config) (*parser.Tree, error) {
+	tree, err := parser.ParseWithConfig(src, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.expandDefines(tree); err != nil {
+		return nil, err
+	}
+	return tree, nil
 }
 
 // readsStale tells whether an expression reading refs (and steps as a

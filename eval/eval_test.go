@@ -344,11 +344,10 @@ func TestRedeclaredStepKeepsLayoutUntilRead(t *testing.T) {
 	}
 }
 
-// An expression that reads no step (vars, env and result it may read) is
-// type-checked once per configuration and kept with each place it is
-// written; one that reads steps is checked where it stands every time,
-// since what it may read depends on that place; a failed one fails every
-// time, and one with a warning warns at every place.
+// An expression is type-checked once per configuration and kept with each
+// place it is written; where it reads steps, each place still decides
+// whether it may read them (shape_test.go); a failed one fails every time,
+// and one with a warning warns at every place.
 func TestCompileKeepsContextFreeExpressions(t *testing.T) {
 	c := testCompiler()
 	ctx := Context{Step: 1, Result: reflect.TypeOf(fakeResult{}), Want: reflect.Bool}
@@ -399,8 +398,11 @@ func TestCompileKeepsContextFreeExpressions(t *testing.T) {
 	if !shared("vars.ns + env.HOME", Context{Step: 1}) {
 		t.Error("an expression of vars and env is checked again at each place")
 	}
-	if shared("vars.n + steps.first.exitCode", Context{Step: 1}) {
-		t.Error("an expression reading a step was kept for another place")
+	if !shared("vars.n + steps.first.exitCode", Context{Step: 1}) {
+		t.Error("an expression reading a step is checked again at each place")
+	}
+	if _, err := c.Compile("vars.n + steps.first.exitCode", diag.Pos{}, Context{Step: 0}); err == nil {
+		t.Error("steps.first compiled at step 0 after it was kept for step 1")
 	}
 	// a variable declared again with another type: what was kept goes
 	if !shared("vars.ns + 'x'", Context{Step: 1}) {

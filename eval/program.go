@@ -34,21 +34,29 @@ func (c *Compiler) compileTree(tree *parser.Tree, sc scope, want reflect.Kind) (
 // translation of a checked tree.
 func (c *Compiler) checkTree(tree *parser.Tree, sc scope, want reflect.Kind) (*conf.Config, reflect.Type, error) {
 	cfg, et := c.config(sc)
+	if err := checkWith(tree, cfg, want); err != nil {
+		return nil, nil, err
+	}
+	return cfg, et, nil
+}
+
+// checkWith type-checks and optimizes a parsed expression against cfg.
+func checkWith(tree *parser.Tree, cfg *conf.Config, want reflect.Kind) error {
 	expect(cfg, want)
 	if _, err := new(checker.Checker).PatchAndCheck(tree, cfg); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) {
-			return nil, nil, fe.Bind(tree.Source)
+			return fe.Bind(tree.Source)
 		}
-		return nil, nil, err
+		return err
 	}
 	// after the optimizer, which builds new nodes (filter(...)[0] becomes
 	// find) with natures of its own
 	ast.Walk(&tree.Node, &structNatures{cache: &cfg.NtCache})
-	return cfg, et, nil
+	return nil
 }
 
 // preciseType is the Go type of a nature, with the element types expr
@@ -101,9 +109,12 @@ func bytecode(tree *parser.Tree, cfg *conf.Config, want reflect.Kind) (*vm.Progr
 
 // lazyProgram is a checked expression's bytecode, compiled once, when it
 // first runs. cfg is the configuration it was checked against (a changed
-// layout drops it from Compiler.configs, not from here).
+// layout drops it from Compiler.configs, not from here). An expression
+// that took the check of another of its shape (shape.go) has no tree of
+// its own: src is parsed and checked against cfg first.
 type lazyProgram struct {
 	once sync.Once
+	src  string // set when tree is nil
 	tree *parser.Tree
 	cfg  *conf.Config
 	want reflect.Kind
@@ -115,8 +126,17 @@ type lazyProgram struct {
 func (x *Expr) program() (*vm.Program, error) {
 	p := x.prog
 	p.once.Do(func() {
-		x.compiler.mu.Lock()
-		defer x.compiler.mu.Unlock()
+		c := x.compiler
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if p.tree == nil {
+			if p.tree, p.err = c.parse(p.src, p.cfg); p.err != nil {
+				return
+			}
+			if p.err = checkWith(p.tree, p.cfg, p.want); p.err != nil {
+				return
+			}
+		}
 		p.prog, p.err = bytecode(p.tree, p.cfg, p.want)
 		p.tree = nil
 	})

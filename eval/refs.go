@@ -317,8 +317,3 @@ func memberChain(n ast.Node) ([]string, bool) {
 	}
 	return nil, false
 }
-
-// readsSteps reports whether refs name a step.
-func readsSteps(refs []string) bool {
-	return slices.ContainsFunc(refs, func(r string) bool { return strings.HasPrefix(r, RootSteps+".") })
-}
