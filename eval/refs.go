@@ -54,30 +54,11 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 				wholeSteps = true
 				continue
 			}
-			if ctx.Step < 0 {
-				fail(chain.node, "variables and outputDir are set before any step runs, so they cannot read steps")
+			if why := c.unreadableStep(names[1], ctx); why != "" {
+				fail(chain.node, "%s", why)
 				continue
 			}
-			s, ok := c.steps[names[1]]
-			if !ok {
-				fail(chain.node, "unknown step %q%s", names[1], diag.DidYouMean(names[1], c.stepOrder))
-				continue
-			}
-			if s.index >= ctx.Step {
-				if ctx.Step >= 0 && s.index == ctx.Step {
-					fail(chain.node, "steps.%s is this step itself; use result for its own result", names[1])
-				} else {
-					fail(chain.node, "step %q has not run yet at this point (it is declared at %s)", names[1], s.pos)
-				}
-				continue
-			}
-			if ctx.Unavailable != nil {
-				if why := ctx.Unavailable(names[1]); why != "" {
-					fail(chain.node, "%s", why)
-					continue
-				}
-			}
-			if msg := fieldPath("steps."+names[1], s.result, names[2:]); msg != "" {
+			if msg := fieldPath("steps."+names[1], c.steps[names[1]].result, names[2:]); msg != "" {
 				fail(chain.node, "%s", msg)
 			}
 		case RootVars:
@@ -127,6 +108,29 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 		}
 	}
 	return refs, wholeSteps, results, first
+}
+
+// unreadableStep says why an expression standing at ctx cannot read step
+// id, or "" when it can: checkRefs reports it, and reuseShape lets a copy
+// of a checked shape through only where it is "".
+func (c *Compiler) unreadableStep(id string, ctx Context) string {
+	if ctx.Step < 0 {
+		return "variables and outputDir are set before any step runs, so they cannot read steps"
+	}
+	s, ok := c.steps[id]
+	if !ok {
+		return fmt.Sprintf("unknown step %q%s", id, diag.DidYouMean(id, c.stepOrder))
+	}
+	if s.index == ctx.Step {
+		return fmt.Sprintf("steps.%s is this step itself; use result for its own result", id)
+	}
+	if s.index > ctx.Step {
+		return fmt.Sprintf("step %q has not run yet at this point (it is declared at %s)", id, s.pos)
+	}
+	if ctx.Unavailable != nil {
+		return ctx.Unavailable(id)
+	}
+	return ""
 }
 
 // fieldPath follows names through t by expr field names and reports the

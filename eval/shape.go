@@ -2,6 +2,7 @@ package eval
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,11 +94,9 @@ func exprShape(src string) (shape string, names []string, ok bool) {
 			if name == "" || (name[0] >= '0' && name[0] <= '9') || (j < len(src) && identByte(src[j])) || exprKeyword(name) {
 				return "", nil, false
 			}
-			k := 0
-			for k < len(names) && names[k] != name {
-				k++
-			}
-			if k == len(names) {
+			k := slices.Index(names, name)
+			if k < 0 {
+				k = len(names)
 				names = append(names, name)
 			}
 			b.WriteString("steps.$")
@@ -156,11 +155,7 @@ func (c *Compiler) reuseShape(key shapeKey, src string, names []string, ctx Cont
 		return nil
 	}
 	for k, name := range names {
-		info, ok := c.steps[name]
-		if !ok || info.result != s.types[k] || ctx.Step < 0 || info.index >= ctx.Step || c.stale[name] {
-			return nil
-		}
-		if ctx.Unavailable != nil && ctx.Unavailable(name) != "" {
+		if c.unreadableStep(name, ctx) != "" || c.steps[name].result != s.types[k] || c.stale[name] {
 			return nil
 		}
 	}
@@ -172,10 +167,8 @@ func (c *Compiler) reuseShape(key shapeKey, src string, names []string, ctx Cont
 	e.Refs = make([]string, len(s.expr.Refs))
 	for i, r := range s.expr.Refs {
 		if id, ok := strings.CutPrefix(r, RootSteps+"."); ok {
-			for k, old := range s.names {
-				if old == id {
-					r = RootSteps + "." + names[k]
-				}
+			if k := slices.Index(s.names, id); k >= 0 {
+				r = RootSteps + "." + names[k]
 			}
 		}
 		e.Refs[i] = r
@@ -196,11 +189,7 @@ func (c *Compiler) keepShape(key shapeKey, names []string, e *Expr) {
 	for _, r := range e.Refs {
 		if id, ok := strings.CutPrefix(r, RootSteps+"."); ok {
 			read++
-			found := false
-			for _, n := range names {
-				found = found || n == id
-			}
-			if !found {
+			if !slices.Contains(names, id) {
 				return
 			}
 		}
