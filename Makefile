@@ -34,7 +34,7 @@ unit:
 # exec sessions, signal handling, HTTP and BPF map reads) once more under
 # the race detector.
 race:
-	$(GO) test -race -count=1 ./runner ./eval ./console ./kube ./cmd/labrun ./actions/... ./bpfmaps
+	$(GO) test -race -count=1 ./runner ./internal/lang/eval ./cmd/labrun ./cmd/labrun/internal/console ./internal/kube ./actions/... ./internal/bpfmaps
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -43,7 +43,7 @@ lint:
 	out=$$(gofmt -l $$files); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e $(PKGS)
-	$(GO) vet -tags yamlls ./playbookschema
+	$(GO) vet -tags yamlls ./cmd/labrun/internal/playbookschema
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(STATICCHECK) -tags e2e $(PKGS)
 
@@ -72,7 +72,7 @@ fuzz:
 # End-to-end, on each profile of the test cluster in E2E_PROFILES, in order
 # (testbed/up builds and caches it on first use, and switches profile by
 # tearing the running one down): on a two-node profile the tests of
-# e2e/twonode_test.go, on single everything tagged e2e (client-go against
+# testbed/e2e/twonode_test.go, on single everything tagged e2e (client-go against
 # the real API server and kubelet, the testbed's own proofs, the
 # cca-datapath lab); single comes last and is left running. On failure, the
 # component logs that explain it.
@@ -102,11 +102,11 @@ e2e-faults:
 
 e2e-single:
 	testbed/up --profile single
-	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 30m ./kube/... ./e2e/... ./cmd/... || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
+	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 30m ./internal/kube/... ./testbed/e2e/... ./cmd/... || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
 
 e2e-tunnel e2e-native: e2e-%:
 	testbed/up --profile $*
-	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 20m -run '$(TWO_NODE_TESTS)' -v ./e2e/ || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
+	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 20m -run '$(TWO_NODE_TESTS)' -v ./testbed/e2e/ || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
 
 # The main job: build labrun and the testbed (on the lab's profile), then
 # solve the lab LAB (cca-datapath unless given) on it.
@@ -121,25 +121,25 @@ testbed-logs:
 
 # labrun against bash + kubectl, kubectl exec, a polling loop, grep/awk and
 # cilium-dbg on the test cluster: prints a table and writes
-# bench/results.json (bench/README.md). BENCH_ARGS="-n 1 -results
-# bench/results.local.json" is the short run CI does so it cannot rot.
+# testbed/bench/results.json (testbed/bench/README.md). BENCH_ARGS="-n 1 -results
+# testbed/bench/results.local.json" is the short run CI does so it cannot rot.
 BENCH_ARGS ?=
 bench:
-	bench/run $(BENCH_ARGS)
+	testbed/bench/run $(BENCH_ARGS)
 
 schema:
-	$(GO) test ./playbookschema -update
+	$(GO) test ./cmd/labrun/internal/playbookschema -update
 
 # docs/reference.md and the docs table labrun types prints, from the result
 # types and their doc comments.
 reference:
-	$(GO) test ./typeref -update
+	$(GO) test ./cmd/labrun/internal/typeref -update
 
 # The editor schema in the language server the common YAML editor plugins
 # run: yaml-language-server from the npm registry, installed once into
 # YAMLLS_DIR with the machine's Node.js and npm (.ci/run makes sure they
 # are there). 2.0.0 declares Node >= 22.13 but runs on the Node 20 of this
-# machine's image; the test is the proof. playbookschema/yamlls_test.go
+# machine's image; the test is the proof. cmd/labrun/internal/playbookschema/yamlls_test.go
 # speaks LSP to it over stdio.
 YAMLLS_VERSION := 2.0.0
 YAMLLS_DIR     ?= /var/cache/labrun-yamlls
@@ -148,7 +148,7 @@ YAMLLS         := $(YAMLLS_DIR)/node_modules/.bin/yaml-language-server
 schema-lsp:
 	@grep -qs '"version": "$(YAMLLS_VERSION)"' $(YAMLLS_DIR)/node_modules/yaml-language-server/package.json || \
 	  npm install --no-audit --no-fund --loglevel=error --prefix $(YAMLLS_DIR) yaml-language-server@$(YAMLLS_VERSION)
-	LABRUN_YAMLLS=$(YAMLLS) $(GO) test -count=1 -tags yamlls -run TestLanguageServer -v ./playbookschema
+	LABRUN_YAMLLS=$(YAMLLS) $(GO) test -count=1 -tags yamlls -run TestLanguageServer -v ./cmd/labrun/internal/playbookschema
 
 # The test cluster's profile: single (default), tunnel or native
 # (testbed/README.md): make testbed-up PROFILE=tunnel.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // AgentSpec reads one document of the Cilium agent's REST API, over the

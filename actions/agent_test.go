@@ -19,7 +19,7 @@ import (
 // does not have or an ID it cannot read.
 func agentServer(t *testing.T) string {
 	t.Helper()
-	capture, err := os.ReadFile("../parse/testdata/real/agent_api_healthz.txt")
+	capture, err := os.ReadFile("../internal/parse/testdata/real/agent_api_healthz.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/labrun/labrun/cluster"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // ApplySpec creates or updates objects with server-side apply.

@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // literalSpec builds a spec from YAML without templates, as validation

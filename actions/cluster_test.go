@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/cluster"
-	"github.com/labrun/labrun/cluster/clustertest"
+	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/cluster/clustertest"
 )
 
 // These tests run the Kubernetes actions against an in-memory cluster:

@@ -11,10 +11,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/labrun/labrun/eval"
-	"github.com/labrun/labrun/internal/keypath"
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/keypath"
+	"github.com/labrun/labrun/internal/lang/schemacheck"
 	"github.com/labrun/labrun/internal/outdir"
-	"github.com/labrun/labrun/schemacheck"
 )
 
 // Grading is one comparison labrun check makes: a learner's file against

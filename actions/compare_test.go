@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // jsonValue builds a rendered json spec from JSON text, keeping the key

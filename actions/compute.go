@@ -4,8 +4,8 @@ import (
 	"context"
 	"regexp"
 
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // ComputeSpec names values derived from earlier steps, so a lab computes

@@ -3,7 +3,7 @@ package actions
 import (
 	"context"
 
-	"github.com/labrun/labrun/cluster"
+	"github.com/labrun/labrun/internal/cluster"
 )
 
 // DeleteSpec deletes objects, optionally waiting until they are gone.

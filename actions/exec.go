@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/labrun/labrun/cluster"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // ExecSpec runs a command in a container, as kubectl exec does.

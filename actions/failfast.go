@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/labrun/labrun/cluster"
+	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/k8sobj"
 )
 

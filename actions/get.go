@@ -3,7 +3,7 @@ package actions
 import (
 	"context"
 
-	"github.com/labrun/labrun/cluster"
+	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/k8sobj"
 )
 

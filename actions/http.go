@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // HTTPSpec is one HTTP request made by labrun itself, from the machine it

@@ -4,9 +4,9 @@ import (
 	"context"
 	"slices"
 
-	"github.com/labrun/labrun/cluster"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // LabelSpec sets and removes labels of objects in place, as kubectl label

@@ -24,8 +24,8 @@ import (
 	"reflect"
 	"sort"
 
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // Info describes a registered action without generics, for the runner.

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // RunSpec runs a local program. The command is an argv list and is never

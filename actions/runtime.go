@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/labrun/labrun/bpfmaps/entries"
-	"github.com/labrun/labrun/cluster"
+	"github.com/labrun/labrun/internal/bpfmaps/entries"
+	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/outdir"
 )
 

@@ -3,9 +3,9 @@ package actions
 import (
 	"context"
 
-	"github.com/labrun/labrun/cluster"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // ScaleSpec changes a workload's replica count through the scale

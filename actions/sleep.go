@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // SleepSpec pauses the playbook. Prefer until on a read-only step: a lab

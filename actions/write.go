@@ -13,10 +13,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/schemacheck"
 	"github.com/labrun/labrun/internal/outdir"
-	"github.com/labrun/labrun/schemacheck"
 )
 
 // WriteSpec renders one output file of a lab. Exactly one of json, text

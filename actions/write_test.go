@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/outdir"
 )
 

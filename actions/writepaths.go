@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
-	"github.com/labrun/labrun/internal/keypath"
-	"github.com/labrun/labrun/schemacheck"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/keypath"
+	"github.com/labrun/labrun/internal/lang/schemacheck"
 	"gopkg.in/yaml.v3"
 )
 

@@ -16,12 +16,12 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/syntax"
+	"github.com/labrun/labrun/internal/lang/yamlnode"
 	"github.com/labrun/labrun/internal/outdir"
 	"github.com/labrun/labrun/internal/secret"
-	"github.com/labrun/labrun/internal/yamlnode"
-	"github.com/labrun/labrun/syntax"
 	"gopkg.in/yaml.v3"
 )
 

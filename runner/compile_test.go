@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/internal/lang/syntax"
 	"github.com/labrun/labrun/runner/runnertest"
-	"github.com/labrun/labrun/syntax"
 )
 
 func TestValidateLargePlaybook(t *testing.T) {

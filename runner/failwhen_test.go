@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/cluster"
-	"github.com/labrun/labrun/cluster/clustertest"
+	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/cluster/clustertest"
 )
 
 // failWhen ends an until as a failure at the first result it holds on,

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/labrun/labrun/eval"
-	"github.com/labrun/labrun/parse"
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/parse"
 )
 
 // DefaultFunctions is what expressions can call: labrun's helpers plus a

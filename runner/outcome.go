@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/outdir"
 )
 

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/cluster"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // The policies that decide how often a step's action runs: once, or again

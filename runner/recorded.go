@@ -6,8 +6,8 @@ import (
 	"os"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/outdir"
 	"github.com/labrun/labrun/internal/secret"
 )

@@ -5,8 +5,8 @@ import (
 	"regexp"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/eval"
-	"github.com/labrun/labrun/internal/keypath"
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/keypath"
 	"github.com/labrun/labrun/internal/outdir"
 )
 

@@ -16,10 +16,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/syntax"
 	"github.com/labrun/labrun/internal/outdir"
 	"github.com/labrun/labrun/internal/secret"
-	"github.com/labrun/labrun/syntax"
 )
 
 // Runner executes a plan.

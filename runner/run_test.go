@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/syntax"
+	"github.com/labrun/labrun/internal/lang/syntax"
 )
 
 func compile(t *testing.T, src string, set ...string) *Plan {

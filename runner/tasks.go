@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
-	"github.com/labrun/labrun/syntax"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/syntax"
 )
 
 // The lab's tasks in a run: which are graded, which steps that takes, and

@@ -11,9 +11,9 @@ import (
 	"fmt"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/bpfmaps/entries"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/bpfmaps/entries"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // Spec says which of Cilium's maps to read.

@@ -9,8 +9,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/bpfmaps/entries"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/bpfmaps/entries"
+	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // reader answers each map with one entry, and records what was asked.

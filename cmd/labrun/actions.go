@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
-	"github.com/labrun/labrun/internal/fields"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/fields"
 	"github.com/labrun/labrun/runner"
 )
 

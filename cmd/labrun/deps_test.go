@@ -26,7 +26,7 @@ var runPath = []string{"run.go"}
 
 // leaves are the packages that hold the boundaries' types: they import
 // the standard library only.
-var leaves = []string{"github.com/labrun/labrun/cluster", "github.com/labrun/labrun/bpfmaps/entries"}
+var leaves = []string{"github.com/labrun/labrun/internal/cluster", "github.com/labrun/labrun/internal/bpfmaps/entries"}
 
 // TestValidateLinksNoHeavyLibrary follows every import of validate's path
 // (the command's files but the run path, and the packages they import)
@@ -73,7 +73,7 @@ func TestBoundaryTypesAreLeaves(t *testing.T) {
 
 // The check must be able to fail: the run path links both heavy libraries.
 func TestRunPathLinksHeavyLibraries(t *testing.T) {
-	graph := importGraph(t, "github.com/labrun/labrun/kube", "github.com/labrun/labrun/bpfmaps")
+	graph := importGraph(t, "github.com/labrun/labrun/internal/kube", "github.com/labrun/labrun/internal/bpfmaps")
 	for _, h := range []string{"k8s.io/client-go/rest", "github.com/cilium/ebpf"} {
 		if _, ok := graph[h]; !ok {
 			t.Errorf("the run path does not link %s: the dependency test looks in the wrong place", h)

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/internal/lang/diag"
 )
 
 // printLoadError prints diagnostics for a person, each its one

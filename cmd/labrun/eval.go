@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/eval"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/runner"
 )
 

@@ -37,9 +37,9 @@ import (
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
-	"github.com/labrun/labrun/cluster"
-	"github.com/labrun/labrun/kube"
-	"github.com/labrun/labrun/kube/kubetest"
+	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/kube"
+	"github.com/labrun/labrun/internal/kube/kubetest"
 )
 
 // faultEnv is the test cluster a fault test works on.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labrun/labrun/kube/kubetest"
+	"github.com/labrun/labrun/internal/kube/kubetest"
 )
 
 // labrun test on cca-datapath, the lab of the single-node profile: the lab

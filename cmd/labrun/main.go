@@ -13,8 +13,8 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	_ "github.com/labrun/labrun/actions/all" // registers every action
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/playbookschema"
+	"github.com/labrun/labrun/cmd/labrun/internal/playbookschema"
+	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/runner"
 	"github.com/spf13/pflag"
 )

@@ -14,11 +14,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/labrun/labrun/console"
-	"github.com/labrun/labrun/diag"
-	"github.com/labrun/labrun/parse"
+	"github.com/labrun/labrun/cmd/labrun/internal/console"
+	"github.com/labrun/labrun/cmd/labrun/internal/typeref"
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/parse"
 	"github.com/labrun/labrun/runner"
-	"github.com/labrun/labrun/typeref"
 )
 
 const parseUsage = `Usage: labrun parse [--lines] [--indent|--compact] KIND [FILE|-]

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labrun/labrun/parse"
+	"github.com/labrun/labrun/internal/parse"
 )
 
 // The streamed JSON of `labrun parse` is byte for byte what encoding/json
 // prints for the whole result, indented and compact, for every parser on
 // its real captures; --lines prints one value per record.
 func TestParseStreamsLikeEncodingJSON(t *testing.T) {
-	files, err := filepath.Glob("../../parse/testdata/real/*.txt")
+	files, err := filepath.Glob("../../internal/parse/testdata/real/*.txt")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no captures: %v", err)
 	}

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/bpfmaps"
-	"github.com/labrun/labrun/console"
+	"github.com/labrun/labrun/cmd/labrun/internal/console"
+	"github.com/labrun/labrun/cmd/labrun/internal/report"
+	"github.com/labrun/labrun/internal/bpfmaps"
+	"github.com/labrun/labrun/internal/kube"
 	"github.com/labrun/labrun/internal/secret"
-	"github.com/labrun/labrun/kube"
-	"github.com/labrun/labrun/report"
 	"github.com/labrun/labrun/runner"
 	"github.com/spf13/pflag"
 )

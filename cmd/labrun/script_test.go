@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labrun/labrun/schemacheck"
+	"github.com/labrun/labrun/internal/lang/schemacheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of script tests")

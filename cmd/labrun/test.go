@@ -10,8 +10,8 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/outdir"
 	"github.com/labrun/labrun/internal/secret"
-	"github.com/labrun/labrun/labtest"
 	"github.com/labrun/labrun/runner"
+	"github.com/labrun/labrun/runner/labtest"
 )
 
 // testCmd is labrun test: solve the lab, check the files it wrote (they

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/cmd/labrun/internal/typeref"
+	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/runner"
-	"github.com/labrun/labrun/typeref"
 )
 
 const typesUsage = `Usage: labrun types [NAME]

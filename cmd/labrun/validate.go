@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/labrun/labrun/diag"
+	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/runner"
 )
 

@@ -1,0 +1,118 @@
+package report
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/runner"
+)
+
+func outcome() *runner.Outcome {
+	return &runner.Outcome{
+		Name: "lab", Status: runner.Failed, Started: time.Unix(0, 0), Seconds: 1.5,
+		Steps: []*runner.StepRecord{
+			{ID: "ok", Action: "run", Status: runner.Passed, Seconds: 0.25},
+			{ID: "bad", Name: "Count lines", Action: "run", Status: runner.Failed, Seconds: 0.5, Assertions: []runner.AssertRecord{{
+				That: "len(x) == 4", Passed: false, Message: "four lines", Hint: "look again",
+				Operands: []eval.Operand{{Expr: "len(x)", Value: "2"}},
+			}}},
+			{ID: "broken", Action: "run", Status: runner.Failed, Error: "exit 3"},
+			{ID: "later", Action: "write", Status: runner.Skipped, Reason: "an earlier step failed"},
+			{ID: "side", Action: "get", Status: runner.Skipped, Reason: "an earlier step failed", Parallel: "sections", Branch: "holder"},
+		},
+	}
+}
+
+func TestJUnit(t *testing.T) {
+	b, err := JUnit(outcome())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, b)
+	}
+	s := doc.Suites[0]
+	if s.Tests != 5 || s.Failures != 1 || s.Errors != 1 || s.Skipped != 2 {
+		t.Fatalf("counts tests=%d failures=%d errors=%d skipped=%d", s.Tests, s.Failures, s.Errors, s.Skipped)
+	}
+	f := s.Cases[1].Failure
+	if f == nil || f.Message != "assertion failed: len(x) == 4" {
+		t.Fatalf("failure %+v", f)
+	}
+	for _, want := range []string{"four lines", "len(x) = 2", "hint: look again"} {
+		if !strings.Contains(f.Body, want) {
+			t.Errorf("failure body lacks %q:\n%s", want, f.Body)
+		}
+	}
+	if s.Cases[1].Name != "bad: Count lines" || s.Cases[2].Error.Message != "exit 3" {
+		t.Errorf("cases %+v", s.Cases)
+	}
+	// a branch step of a parallel step is a class of its own
+	if s.Cases[0].Classname != "lab" || s.Cases[4].Classname != "lab.sections.holder" {
+		t.Errorf("classnames %q, %q", s.Cases[0].Classname, s.Cases[4].Classname)
+	}
+}
+
+func TestJSON(t *testing.T) {
+	b, err := JSON(outcome())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"status": "failed"`, `"id": "bad"`, `"value": "2"`, `"reason": "an earlier step failed"`, `"parallel": "sections"`, `"branch": "holder"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+}
+
+// The report writes results as StepRecord.ResultJSON encoded them, beside
+// encoding/json's indented records: the document must decode to what
+// encoding/json makes of the whole outcome, and stay valid JSON whatever
+// mix of steps with and without results it holds.
+func TestJSONMatchesEncodingJSON(t *testing.T) {
+	type entry struct {
+		Src   string   `json:"src"`
+		Flags []string `json:"flags"`
+	}
+	var nilEntry *entry
+	for name, steps := range map[string][]*runner.StepRecord{
+		"none":       {},
+		"no results": outcome().Steps,
+		"results": append(outcome().Steps,
+			&runner.StepRecord{ID: "ct", Action: "bpfmap", Status: runner.Passed, Result: &entry{Src: "10.0.0.1:40404", Flags: []string{"SeenNonSyn"}}},
+			&runner.StepRecord{ID: "loop", Action: "run", Status: runner.Passed, Result: []entry{{Src: "a"}, {Src: "b <&>"}}},
+			&runner.StepRecord{ID: "typed-nil", Action: "get", Status: runner.Passed, Result: nilEntry},
+			&runner.StepRecord{ID: "doc", Action: "agent", Status: runner.Passed, Result: map[string]any{"status": 200, "json": map[string]any{"ok": true}}},
+		),
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := outcome()
+			o.Steps = steps
+			o.Tasks = []*runner.TaskRecord{{Number: 1, Title: "iptables", Status: runner.Passed}}
+			got, err := JSON(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, got)
+			}
+			if err := json.Unmarshal(want, &w); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("report\n%s\nencoding/json\n%s", got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,185 @@
+package eval
+
+import (
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/fields"
+	"github.com/labrun/labrun/internal/lang/yamlnode"
+)
+
+// Checking a spec value against its Go type before anything runs.
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+// Check verifies statically that v fits Go type t (an action's spec type):
+// keys exist, scalars have the right YAML type, and whole-value expressions
+// have a compatible static type. Everything found is returned.
+func Check(v *Value, t reflect.Type) diag.List {
+	var errs diag.List
+	check(v, t, &errs)
+	return errs
+}
+
+func check(v *Value, t reflect.Type, errs *diag.List) {
+	if v == nil {
+		return
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Interface {
+		return
+	}
+	want := describeType(t)
+	switch v.kind {
+	case exprKind:
+		if v.expr.Type != nil && !assignable(v.expr.Type, t) {
+			errs.Add(v.expr.Pos, "in expression %s: value is %s, expected %s", quoteExpr(v.expr.Src), describeType(v.expr.Type), want)
+		}
+		return
+	case interpKind:
+		if t.Kind() != reflect.String && t != durationType {
+			errs.Add(v.Pos, "text with ${{ }} is a string, expected %s", want)
+		}
+		return
+	case litKind:
+		if !literalFits(v.lit, t) {
+			errs.Add(v.Pos, "expected %s, found %s", want, yamlnode.Describe(v.Node))
+		}
+		return
+	case listKind:
+		if t.Kind() != reflect.Slice {
+			errs.Add(v.Pos, "expected %s, found a list", want)
+			return
+		}
+		for _, item := range v.items {
+			check(item, t.Elem(), errs)
+		}
+		return
+	case mapKind:
+		switch t.Kind() {
+		case reflect.Map:
+			for _, x := range v.vals {
+				check(x, t.Elem(), errs)
+			}
+		case reflect.Struct:
+			checkStruct(v, t, errs)
+		default:
+			errs.Add(v.Pos, "expected %s, found a mapping", want)
+		}
+	}
+}
+
+func checkStruct(v *Value, t reflect.Type, errs *diag.List) {
+	fs := fields.Of(t)
+	names := fields.Keys(t)
+	byName := map[string]fields.Field{}
+	for _, f := range fs {
+		byName[f.Key] = f
+	}
+	suggested := map[string]bool{}
+	for i, k := range v.keys {
+		f, ok := byName[k]
+		if !ok {
+			suggested[diag.Suggest(k, names)] = true
+			kn := v.Node.Content[2*i]
+			errs.Add(diag.Pos{File: v.Pos.File, Line: kn.Line, Col: kn.Column}, "unknown key %q%s; expected one of: %s", k, diag.DidYouMean(k, names), strings.Join(names, ", "))
+			continue
+		}
+		check(v.vals[i], f.Type, errs)
+	}
+	for _, f := range fs {
+		if f.Required && v.Lookup(f.Key) == nil && !suggested[f.Key] {
+			errs.Add(v.Pos, "missing required key %q", f.Key)
+		}
+	}
+}
+
+func literalFits(lit any, t reflect.Type) bool {
+	if lit == nil {
+		return true // null leaves the zero value
+	}
+	if t == durationType {
+		switch x := lit.(type) {
+		case int, float64:
+			return true
+		case string:
+			_, err := time.ParseDuration(x)
+			return err == nil
+		}
+		return false
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return true // numbers and booleans are written as their YAML text
+	case reflect.Bool:
+		_, ok := lit.(bool)
+		return ok
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint16, reflect.Uint32:
+		_, ok := lit.(int)
+		return ok
+	case reflect.Float64:
+		switch lit.(type) {
+		case int, float64:
+			return true
+		}
+	}
+	return false
+}
+
+// assignable says whether an expression's static type can fill a field.
+func assignable(from, to reflect.Type) bool {
+	if from.AssignableTo(to) {
+		return true
+	}
+	if to == durationType {
+		return isNumber(from) || from.Kind() == reflect.String
+	}
+	switch to.Kind() {
+	case reflect.String:
+		return isNumber(from) || from.Kind() == reflect.Bool || from.Kind() == reflect.String
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint16, reflect.Uint32, reflect.Float64:
+		return isNumber(from)
+	case reflect.Slice:
+		return from.Kind() == reflect.Slice || from.Kind() == reflect.Array
+	case reflect.Map, reflect.Struct:
+		return from.Kind() == reflect.Map || from.Kind() == reflect.Struct
+	}
+	return false
+}
+
+func isNumber(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+func describeType(t reflect.Type) string {
+	if t == durationType {
+		return "a duration (e.g. 30s)"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a mapping"
+	case reflect.Interface:
+		return "any value"
+	}
+	return t.String()
+}

@@ -1,0 +1,298 @@
+package eval
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/fields"
+)
+
+// Rendering a spec value at run time and storing it into its Go type.
+
+// Eval renders the value with the run-time environment into plain Go
+// values: strings, numbers, booleans, nil, []any and *Map (order kept).
+func (v *Value) Eval(env *Env) (any, error) {
+	switch v.kind {
+	case litKind:
+		return v.lit, nil
+	case exprKind:
+		return v.expr.Eval(env)
+	case interpKind:
+		var b strings.Builder
+		for _, p := range v.parts {
+			if p.expr == nil {
+				b.WriteString(p.lit)
+				continue
+			}
+			x, err := p.expr.Eval(env)
+			if err != nil {
+				return nil, err
+			}
+			b.WriteString(Format(x))
+		}
+		return b.String(), nil
+	case listKind:
+		out := make([]any, 0, len(v.items))
+		for _, item := range v.items {
+			x, err := item.Eval(env)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, x)
+		}
+		return out, nil
+	case mapKind:
+		m := NewMap()
+		for i, k := range v.keys {
+			x, err := v.vals[i].Eval(env)
+			if err != nil {
+				return nil, err
+			}
+			m.Set(k, x)
+		}
+		return m, nil
+	}
+	return nil, nil
+}
+
+// Format renders a value inside text: strings as they are, numbers in their
+// shortest form, and anything else as compact JSON.
+func Format(x any) string {
+	switch x := x.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case fmt.Stringer:
+		return x.String()
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Sprint(x)
+	}
+	return string(b)
+}
+
+// Decode evaluates v and stores it into target (a settable value of the
+// spec's type), converting as the checker allowed. Errors carry the
+// position of the offending value.
+func (v *Value) Decode(env *Env, target reflect.Value) error {
+	x, err := v.Eval(env)
+	if err != nil {
+		// A nested value's error already names its own, narrower place;
+		// prefixing the enclosing value's would print two positions.
+		if re := (*RunError)(nil); errors.As(err, &re) {
+			return err
+		}
+		return diag.Errorf(v.Pos, "%v", err)
+	}
+	return assign(x, target, v)
+}
+
+// DecodeValue stores an already evaluated value into target; src locates
+// errors.
+func assign(x any, target reflect.Value, src *Value) error {
+	at := func(format string, args ...any) error {
+		return diag.Errorf(src.Pos, format, args...)
+	}
+	t := target.Type()
+	if text, ok := src.sourceText(); ok && (t.Kind() == reflect.String || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String) {
+		x = text
+	}
+	if x == nil {
+		target.Set(reflect.Zero(t))
+		return nil
+	}
+	if t.Kind() == reflect.Pointer {
+		p := reflect.New(t.Elem())
+		if err := assign(x, p.Elem(), src); err != nil {
+			return err
+		}
+		target.Set(p)
+		return nil
+	}
+	if t == durationType {
+		switch n := x.(type) {
+		case int:
+			target.SetInt(int64(time.Duration(n) * time.Second))
+		case float64:
+			target.SetInt(int64(time.Duration(n * float64(time.Second))))
+		case string:
+			d, err := time.ParseDuration(n)
+			if err != nil {
+				return at("expected a duration such as 30s, got %q", n)
+			}
+			target.SetInt(int64(d))
+		default:
+			return at("expected a duration, got %s", Format(x))
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		if c := src.compiler(); c != nil {
+			x = c.ordered(x) // maps in the order their literals wrote them
+		}
+		target.Set(reflect.ValueOf(x))
+		return nil
+	case reflect.String:
+		switch x.(type) {
+		case string, int, int64, float64, bool:
+			target.SetString(Format(x))
+			return nil
+		}
+		return at("expected a string, got %s", Format(x))
+	case reflect.Bool:
+		b, ok := x.(bool)
+		if !ok {
+			return at("expected a boolean, got %s", Format(x))
+		}
+		target.SetBool(b)
+		return nil
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint16, reflect.Uint32:
+		n, ok := toInt(x)
+		if !ok {
+			return at("expected a whole number, got %s", Format(x))
+		}
+		if target.CanInt() {
+			target.SetInt(n)
+		} else {
+			target.SetUint(uint64(n))
+		}
+		return nil
+	case reflect.Float64:
+		f, ok := toFloat(x)
+		if !ok {
+			return at("expected a number, got %s", Format(x))
+		}
+		target.SetFloat(f)
+		return nil
+	case reflect.Slice:
+		rv := reflect.ValueOf(x)
+		if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+			return at("expected a list, got %s", Format(x))
+		}
+		s := reflect.MakeSlice(t, rv.Len(), rv.Len())
+		for i := 0; i < rv.Len(); i++ {
+			item := src
+			if src.kind == listKind && i < len(src.items) {
+				item = src.items[i]
+			}
+			if err := assign(rv.Index(i).Interface(), s.Index(i), item); err != nil {
+				return err
+			}
+		}
+		target.Set(s)
+		return nil
+	case reflect.Map:
+		m := reflect.MakeMap(t)
+		err := eachEntry(x, func(k string, val any) error {
+			ev := reflect.New(t.Elem()).Elem()
+			item := src
+			if sv := src.Lookup(k); sv != nil {
+				item = sv
+			}
+			if err := assign(val, ev, item); err != nil {
+				return err
+			}
+			m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		target.Set(m)
+		return nil
+	case reflect.Struct:
+		byKey := map[string]fields.Field{}
+		for _, f := range fields.Of(t) {
+			byKey[f.Key] = f
+		}
+		return eachEntry(x, func(k string, val any) error {
+			f, ok := byKey[k]
+			if !ok {
+				return at("unknown key %q", k)
+			}
+			item := src
+			if sv := src.Lookup(k); sv != nil {
+				item = sv
+			}
+			return assign(val, target.FieldByIndex(f.Index), item)
+		})
+	}
+	return at("cannot store %s here: expected %s", Format(x), PlainTypes(t.String()))
+}
+
+// eachEntry iterates a mapping value, *Map or map[string]any, in order.
+func eachEntry(x any, fn func(string, any) error) error {
+	switch m := x.(type) {
+	case *Map:
+		for _, k := range m.Keys {
+			if err := fn(k, m.Values[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	case map[string]any:
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := fn(k, m[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("expected a mapping, got %s", Format(x))
+}
+
+func toInt(x any) (int64, bool) {
+	switch n := x.(type) {
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int32:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case float64:
+		if n == math.Trunc(n) && !math.IsInf(n, 0) {
+			return int64(n), true
+		}
+	}
+	return 0, false
+}
+
+func toFloat(x any) (float64, bool) {
+	switch n := x.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	}
+	return 0, false
+}

@@ -1,0 +1,85 @@
+package parse
+
+import (
+	"reflect"
+
+	"github.com/labrun/labrun/internal/bpfmaps/entries"
+)
+
+// Parser describes one parser for the engine: the CLI kind
+// (`labrun parse KIND [FILE|-]`), the expr function name, a one-line doc,
+// the function and the Go type it returns.
+type Parser struct {
+	Kind   string // CLI name, e.g. "cilium-status"
+	Func   string // expr function name, e.g. "parseCiliumStatus"
+	Doc    string
+	Parse  func(string) (any, error)
+	Result reflect.Type
+	// Records names the field of Result that holds its records (one per
+	// line or row of the output), for output that streams them one by
+	// one; "" when Result is itself a list or is a single record.
+	Records string
+}
+
+// wrap adapts a typed parser to Parser.Parse. On error it returns a nil
+// any, not a typed zero value, so callers can test the result for nil.
+func wrap[T any](f func(string) (T, error)) func(string) (any, error) {
+	return func(s string) (any, error) {
+		v, err := f(s)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+}
+
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// All lists every parser. It is plain data: building it runs no code with
+// side effects.
+var All = []Parser{
+	{Kind: kindStatus, Func: "parseCiliumStatus", Parse: wrap(ParseStatus), Result: typeOf[Status](),
+		Doc: "cilium-dbg status [--verbose] [-o json] (or the agent API's GET /v1/healthz): KubeProxyReplacement, its details block, routing, attach mode, every Label: value"},
+	{Kind: kindServiceList, Func: "parseCiliumServiceList", Parse: wrap(ParseServiceList), Result: typeOf[ServiceList](),
+		Doc: "cilium-dbg service list [-o json] (or GET /v1/service): services with frontend, backends, type, name"},
+	{Kind: kindLBList, Func: "parseCiliumBPFLBList", Parse: wrap(ParseLBList), Result: typeOf[LBList](), Records: "Entries",
+		Doc: "cilium-dbg bpf lb list [--frontends|--backends|--revnat] [-o json]: one entry per frontend slot; Frontend()/Backends() group them"},
+	{Kind: kindCTList, Func: "parseCiliumBPFCTList", Parse: wrap(ParseCTList), Result: typeOf[CTList](), Records: "Entries",
+		Doc: "cilium-dbg bpf ct list global: conntrack entries with direction, addresses and counters"},
+	{Kind: kindEndpointGet, Func: "parseCiliumEndpointGet", Parse: wrap(ParseEndpointGet), Result: typeOf[EndpointGet](),
+		Doc: "cilium-dbg endpoint get ID, endpoint list -o json (or GET /v1/endpoint[/ID]): endpoints with identity, labels and host-side interface"},
+	{Kind: kindEndpointList, Func: "parseCiliumEndpointList", Parse: wrap(ParseEndpointList), Result: typeOf[EndpointList](),
+		Doc: "cilium-dbg endpoint list: endpoints with policy enforcement, identity, labels, IPs, status"},
+	{Kind: kindMapList, Func: "parseCiliumMapList", Parse: wrap(ParseMapList), Result: typeOf[MapList](),
+		Doc: "cilium-dbg map list [-o json] (or GET /v1/map): open BPF maps with entry and error counts"},
+	{Kind: kindIPCacheList, Func: "parseCiliumBPFIPCacheList", Parse: wrap(ParseIPCacheList), Result: typeOf[entries.IPCacheEntries](),
+		Doc: "cilium-dbg bpf ipcache list [-o json]: prefixes with identity, tunnel endpoint, flags; the bpfmap ipcache entries, so Lookup and IdentityOf work alike"},
+	{Kind: kindConfig, Func: "parseCiliumConfig", Parse: wrap(ParseConfig), Result: typeOf[Config](),
+		Doc: "cilium-dbg config [-a]: every Key : value line of both sections"},
+	{Kind: kindBpftoolNet, Func: "parseBpftoolNetShow", Parse: wrap(ParseBpftoolNetShow), Result: typeOf[BpftoolNet](), Records: "Attachments",
+		Doc: "bpftool [-j] net show [dev X]: XDP/tc/tcx/netfilter attachments"},
+	{Kind: kindBpftoolLink, Func: "parseBpftoolLinkShow", Parse: wrap(ParseBpftoolLinkShow), Result: typeOf[BpftoolLinks](),
+		Doc: "bpftool link show: BPF links (tcx shows as \"type 11\" in bpftool < 7.3)"},
+	{Kind: kindCgroupTree, Func: "parseBpftoolCgroupTree", Parse: wrap(ParseCgroupTree), Result: typeOf[CgroupTree](), Records: "Programs",
+		Doc: "bpftool cgroup tree (or cgroup show PATH): programs per cgroup and hook; Hook(\"connect4\") finds socket LB"},
+	{Kind: kindTCFilter, Func: "parseTCFilterShow", Parse: wrap(ParseTCFilterShow), Result: typeOf[TCFilters](), Records: "Filters",
+		Doc: "tc filter show dev X ingress|egress: filters; empty output means none"},
+	{Kind: kindIPTables, Func: "parseIPTablesSave", Parse: wrap(ParseIPTablesSave), Result: typeOf[IPTables](), Records: "Tables",
+		Doc: "iptables-save [-c]: tables, chains, rules; CountContaining() counts like grep -c"},
+	{Kind: kindSS, Func: "parseSS", Parse: wrap(ParseSS), Result: typeOf[SocketList](),
+		Doc: "ss -tn / -tln [-H] [-p]: sockets with state, queues, addresses, process"},
+	{Kind: kindNetstat, Func: "parseNetstat", Parse: wrap(ParseNetstat), Result: typeOf[NetstatList](),
+		Doc: "netstat -tn / -tln (net-tools or busybox): connections"},
+	{Kind: kindCurl, Func: "parseCurl", Parse: wrap(ParseCurl), Result: typeOf[Curl](),
+		Doc: "curl -w '%{json}' or name=value lines (see CurlWriteOut): http code, timing, exit code"},
+}
+
+// Lookup returns the parser whose Kind is kind.
+func Lookup(kind string) (Parser, bool) {
+	for _, p := range All {
+		if p.Kind == kind {
+			return p, true
+		}
+	}
+	return Parser{}, false
+}
