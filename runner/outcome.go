@@ -37,7 +37,7 @@ type StepRecord struct {
 	Reason     string         `json:"reason,omitempty"` // why skipped
 	Started    time.Time      `json:"started"`
 	Seconds    float64        `json:"seconds"`
-	Attempts   int            `json:"attempts,omitempty"`
+	Attempts   int            `json:"attempts,omitempty"` // calls of its action
 	Error      string         `json:"error,omitempty"`
 	Hint       string         `json:"hint,omitempty"`
 	Assertions []AssertRecord `json:"assertions,omitempty"`

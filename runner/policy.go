@@ -117,10 +117,11 @@ const (
 	transientMax = 4 * time.Second
 )
 
-// retryTransient runs the action; while it fails with a *cluster.TransientError
-// (the API server or a kubelet restarting, a lost exec status) and the
-// step changes nothing, it runs it again after a backoff, saying in
-// progress what it waits for, until the step's time is up. A step that
+// retryTransient runs the action; while it fails with a
+// *cluster.TransientError (the API server or a kubelet restarting, a lost
+// exec status) and the step changes nothing, it runs it again after a
+// backoff, saying in progress what it waits for, until the step's time is
+// up. A step that
 // changes the system is never run again this way: its call may have taken
 // effect before the failure. The step's own retries count only the
 // failures left.
