@@ -17,12 +17,14 @@ import (
 	"github.com/labrun/labrun/internal/outdir"
 )
 
-// Grading is one comparison labrun check makes: a learner's file against
-// the file its write step would have written, rendered from what the check
-// read. It holds no cluster state of its own, so the same comparison can
-// be made again on another copy of the file (labrun test grades many
-// changed copies of a solved file against one read of the cluster).
-type Grading struct {
+// Comparison is what labrun check compares one learner's file with: the
+// file its write step would have written, rendered from what the check
+// read, with the step's loose keys and hints. Comparing is the first half
+// of grading a file; the step's assertions on result.file are the second
+// (runner.GradedFile). A Comparison holds no cluster state of its own, so
+// it can be made again on another copy of the file (labrun test grades
+// many changed copies of a solved file against one read of the cluster).
+type Comparison struct {
 	// Path is the file, relative to the output directory.
 	Path string
 	// Kind is json, kv or text.
@@ -35,11 +37,11 @@ type Grading struct {
 	base WriteResult
 }
 
-// GradingOf returns the comparison a write step's result came from in
+// ComparisonOf returns the comparison a write step's result came from in
 // check mode, or nil for any other result.
-func GradingOf(result any) *Grading {
+func ComparisonOf(result any) *Comparison {
 	if r, ok := result.(*WriteResult); ok {
-		return r.grading
+		return r.comparison
 	}
 	return nil
 }
@@ -47,10 +49,10 @@ func GradingOf(result any) *Grading {
 // Result grades the learner's file in dir and returns the step's result as
 // check makes it (the learner's file in File, the problems found in
 // Problems), with the problems and the paths they name.
-func (g *Grading) Result(dir *outdir.Dir) (*WriteResult, []Problem) {
+func (g *Comparison) Result(dir *outdir.Dir) (*WriteResult, []Problem) {
 	res := g.base
-	res.grading = g
-	file, problems := g.Grade(dir)
+	res.comparison = g
+	file, problems := g.Compare(dir)
 	res.File = file
 	res.Problems = []string{}
 	for _, p := range problems {
@@ -75,7 +77,7 @@ type Problem struct {
 }
 
 // Loose returns the loose key that covers concrete path p, if any.
-func (g *Grading) Loose(p keypath.Path) (LooseKey, bool) {
+func (g *Comparison) Loose(p keypath.Path) (LooseKey, bool) {
 	for _, l := range g.loose {
 		if l.Path.Covers(p) {
 			return l, true
@@ -84,11 +86,11 @@ func (g *Grading) Loose(p keypath.Path) (LooseKey, bool) {
 	return LooseKey{}, false
 }
 
-// Grade compares the learner's file in dir with the expected one. file is
+// Compare compares the learner's file in dir with the expected one. file is
 // the learner's file as assertions read it (result.file): its JSON with
 // plain numbers, its key=value pairs or its text; nil when it could not be
 // read or parsed.
-func (g *Grading) Grade(dir *outdir.Dir) (file any, problems []Problem) {
+func (g *Comparison) Compare(dir *outdir.Dir) (file any, problems []Problem) {
 	name := filepath.Base(g.Path)
 	got, err := dir.ReadFile(g.Path, maxLearnerFile)
 	if err != nil {
@@ -142,7 +144,7 @@ func (g *Grading) Grade(dir *outdir.Dir) (file any, problems []Problem) {
 
 // differ collects the differences of one file.
 type differ struct {
-	g   *Grading
+	g   *Comparison
 	out []Problem
 }
 

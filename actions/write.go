@@ -54,8 +54,9 @@ type WriteResult struct {
 	File any `json:"file" expr:"file"`
 	// Problems lists what was wrong in a learner's file (check mode).
 	Problems []string `json:"problems" expr:"problems"`
-	// grading is the comparison check made (check mode), for GradingOf.
-	grading *Grading
+	// comparison is the comparison check made (check mode), for
+	// ComparisonOf.
+	comparison *Comparison
 }
 
 func init() {
@@ -200,7 +201,7 @@ func writeFile(ctx context.Context, rt *Runtime, spec *WriteSpec) (*WriteResult,
 	if rt.Mode == Check && rt.Support {
 		return res, nil
 	}
-	g, err := newGrading(rt, spec, path)
+	g, err := newComparison(rt, spec, path)
 	if err != nil {
 		return res, err
 	}

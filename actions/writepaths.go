@@ -185,11 +185,11 @@ func renderedLacks(x any, p, at keypath.Path) string {
 	return fmt.Sprintf("%s is %s, not an object or a list", show(at), jsonKind(x))
 }
 
-// newGrading gathers what check compares for one rendered write spec,
+// newComparison gathers what check compares for one rendered write spec,
 // refusing a loose or hints path the rendered file does not have (when no
 // schema says which values the file may hold).
-func newGrading(rt *Runtime, spec *WriteSpec, path string) (*Grading, error) {
-	g := &Grading{Path: path, spec: spec}
+func newComparison(rt *Runtime, spec *WriteSpec, path string) (*Comparison, error) {
+	g := &Comparison{Path: path, spec: spec}
 	switch {
 	case spec.JSON != nil:
 		g.Kind = "json"

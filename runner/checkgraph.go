@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"time"
 )
 
 // canRunGraph says whether a check may run its steps as a graph: nothing
@@ -37,9 +36,41 @@ func (r *Runner) canRunGraph(restored map[string]*StepRecord) bool {
 // did, so that the report grades every file. The records come back in plan
 // order, parallel steps with the status of their members.
 func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
-	byID := map[string]*StepPlan{}
-	var steps []*StepPlan // the steps that run: not parallel steps, not finally
+	steps, deps := graph(r.Plan.Steps)
+	if r.Observer != nil {
+		defer r.endInPlanOrder()()
+	}
+	groups := map[*StepPlan]*StepRecord{}
 	for _, s := range r.Plan.Steps {
+		if s.Parallel != nil && !s.Cleanup {
+			groups[s] = newRecord(s)
+			r.env.SetStep(s.ID, r.zero(s))
+			if r.Observer != nil && r.whyUngraded(s) == "" {
+				r.Observer.StepStart(s)
+			}
+		}
+	}
+	recs := r.schedule(ctx, steps, deps)
+	var out []*StepRecord
+	for _, s := range r.Plan.Steps {
+		switch {
+		case s.Cleanup:
+		case s.Parallel != nil:
+			out = append(out, r.endGraphGroup(ctx, groups[s], recs))
+		default:
+			out = append(out, recs[s])
+		}
+	}
+	return out
+}
+
+// graph gives the steps of a check that run as a graph (not parallel
+// steps, not finally steps) and, for each, the steps it waits for: the
+// earlier steps it reads (the members of a parallel step it reads), or
+// every earlier step when it reads steps by a computed name.
+func graph(plan []*StepPlan) (steps []*StepPlan, deps map[*StepPlan][]*StepPlan) {
+	byID := map[string]*StepPlan{}
+	for _, s := range plan {
 		if s.Cleanup {
 			continue
 		}
@@ -52,7 +83,7 @@ func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 	for _, s := range steps {
 		inGraph[s] = true
 	}
-	deps := map[*StepPlan][]*StepPlan{}
+	deps = map[*StepPlan][]*StepPlan{}
 	for _, s := range steps {
 		seen := map[*StepPlan]bool{}
 		add := func(d *StepPlan) {
@@ -77,64 +108,43 @@ func (r *Runner) runGraph(ctx context.Context) []*StepRecord {
 			}
 		}
 	}
-	if r.Observer != nil {
-		// steps end in any order; they are told in the order of a
-		// sequential run, so the report reads the same every time
-		o := &planOrder{Observer: r.Observer, ended: map[*StepPlan]*StepRecord{}}
-		for _, s := range r.Plan.Steps {
-			if s.Cleanup || s.Group != nil {
-				continue
-			}
-			o.order = append(o.order, withMembers(s)[1:]...)
-			o.order = append(o.order, s)
-		}
-		r.Observer = o
-		defer func() { r.Observer = o.Observer }()
-	}
-	groups := map[*StepPlan]*StepRecord{}
+	return steps, deps
+}
+
+// endInPlanOrder has the observer told of step ends in the order of a
+// sequential run, so the report reads the same every time: steps of a
+// graph end in any order. It returns the function that puts the observer
+// back.
+func (r *Runner) endInPlanOrder() (restore func()) {
+	o := &planOrder{Observer: r.Observer, ended: map[*StepPlan]*StepRecord{}}
 	for _, s := range r.Plan.Steps {
-		if s.Parallel != nil && !s.Cleanup {
-			groups[s] = newRecord(s)
-			r.env.SetStep(s.ID, r.zero(s))
-			if r.Observer != nil && r.ungraded(s) == "" {
-				r.Observer.StepStart(s)
-			}
+		if s.Cleanup || s.Group != nil {
+			continue
 		}
+		o.order = append(o.order, withMembers(s)[1:]...)
+		o.order = append(o.order, s)
 	}
-	recs := r.schedule(ctx, steps, deps)
-	var out []*StepRecord
-	for _, s := range r.Plan.Steps {
-		switch {
-		case s.Cleanup:
-		case s.Parallel != nil:
-			g := groups[s]
-			g.Status = Passed
-			if why := r.ungraded(s); why != "" {
-				// as the loop's skipUngraded: no graded task needs any member
-				g.skipUngraded(why)
-				r.notifyEnd(g)
-				out = append(out, g)
-				continue
-			}
-			for _, m := range withMembers(s)[1:] {
-				switch st := recs[m].Status; {
-				case st == Interrupted:
-					g.Status = Interrupted
-				case ctx.Err() != nil && g.Status != Interrupted:
-					g.Status, _ = stopped(ctx)
-				case st == Failed && g.Status != Interrupted:
-					g.Status = Failed
-				}
-			}
-			g.Seconds = time.Since(g.Started).Seconds()
-			r.keep(g)
-			r.notifyEnd(g)
-			out = append(out, g)
-		default:
-			out = append(out, recs[s])
-		}
+	r.Observer = o
+	return func() { r.Observer = o.Observer }
+}
+
+// endGraphGroup ends the record g of a parallel step once the graph has
+// run its members (recs): with their status folded, or skipped as the
+// loop's skipUngraded when no graded task needs any member.
+func (r *Runner) endGraphGroup(ctx context.Context, g *StepRecord, recs map[*StepPlan]*StepRecord) *StepRecord {
+	g.Status = Passed
+	if why := r.whyUngraded(g.Step); why != "" {
+		g.skipped(skipUngraded, why)
+		r.notifyEnd(g)
+		return g
 	}
-	return out
+	var members []*StepRecord
+	for _, m := range withMembers(g.Step)[1:] {
+		members = append(members, recs[m])
+	}
+	g.Status = groupStatus(ctx, members)
+	r.endGroup(g)
+	return g
 }
 
 // planOrder passes step ends on to an observer in the order a sequential

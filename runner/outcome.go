@@ -27,36 +27,27 @@ const (
 // StepRecord is what happened to one step, for progress, reports and the
 // journal.
 type StepRecord struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name,omitempty"`
-	Action     string          `json:"action"`
-	Parallel   string          `json:"parallel,omitempty"` // the parallel step it runs in
-	Branch     string          `json:"branch,omitempty"`   // and the name of its branch
-	Task       int             `json:"task,omitempty"`     // the number of its task
-	Status     Status          `json:"status"`
-	Reason     string          `json:"reason,omitempty"` // why skipped
-	Started    time.Time       `json:"started"`
-	Seconds    float64         `json:"seconds"`
-	Attempts   int             `json:"attempts,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	Hint       string          `json:"hint,omitempty"`
-	Assertions []AssertRecord  `json:"assertions,omitempty"`
-	Result     any             `json:"result,omitempty"`
-	Cleanup    bool            `json:"cleanup,omitempty"`
-	Step       *StepPlan       `json:"-"`
-	Outcome    *AttemptOutcome `json:"-"`
-	// whenSkipped: skipped because its when (or its parallel step's) was
-	// false, an outcome as final as a result, which the journal keeps.
-	whenSkipped bool
-	// skipFinal: skipped by design (its when or only, check mode not
-	// changing the system, or no graded task needing it), not because
-	// the run ended before it; a task with such a step can still pass.
-	skipFinal bool
-	// ungraded: skipped by labrun check because no task it grades needs
-	// the step; progress leaves such steps out.
-	ungraded bool
-	// support: run by labrun check only because a task it grades reads
-	// the step's result; the step grades nothing itself.
+	ID         string         `json:"id"`
+	Name       string         `json:"name,omitempty"`
+	Action     string         `json:"action"`
+	Parallel   string         `json:"parallel,omitempty"` // the parallel step it runs in
+	Branch     string         `json:"branch,omitempty"`   // and the name of its branch
+	Task       int            `json:"task,omitempty"`     // the number of its task
+	Status     Status         `json:"status"`
+	Reason     string         `json:"reason,omitempty"` // why skipped
+	Started    time.Time      `json:"started"`
+	Seconds    float64        `json:"seconds"`
+	Attempts   int            `json:"attempts,omitempty"` // calls of its action
+	Error      string         `json:"error,omitempty"`
+	Hint       string         `json:"hint,omitempty"`
+	Assertions []AssertRecord `json:"assertions,omitempty"`
+	Result     any            `json:"result,omitempty"`
+	Cleanup    bool           `json:"cleanup,omitempty"`
+	Step       *StepPlan      `json:"-"`
+	// skip is why the step was skipped, when it was.
+	skip skipKind
+	// support: a support step (grading.go), run by labrun check only
+	// because a graded task reads its result; it grades nothing itself.
 	support bool
 	// encoded is Result as JSON, made once (see ResultJSON).
 	encoded *encodedResult
@@ -90,18 +81,51 @@ func encodeResult(v any) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// Support reports whether labrun check ran the step only because a task
-// it grades reads its result (a write then compares no file).
+// Support reports whether the step is a support step: labrun check ran
+// it only because a graded task reads its result (a write then compares
+// no file).
 func (r *StepRecord) Support() bool { return r.support }
 
-// Ungraded reports whether labrun check skipped the step because no task
-// it grades needs it.
-func (r *StepRecord) Ungraded() bool { return r.ungraded }
+// Ungraded reports whether labrun check skipped the step because no
+// graded task needs it.
+func (r *StepRecord) Ungraded() bool { return r.skip == skipUngraded }
 
-// skipUngraded marks the record skipped because no graded task needs its
-// step, for the reason why.
-func (r *StepRecord) skipUngraded(why string) {
-	r.Status, r.Reason, r.skipFinal, r.ungraded = Skipped, why, true, true
+// skipKind is why a step was skipped. It decides what the skip means to
+// the journal (whether --from may resume after the step) and to the
+// step's task (whether the task can still pass); Reason says it in words.
+type skipKind int
+
+const (
+	notSkipped skipKind = iota
+	// skipCut: the run ended before the step (an earlier failure, an
+	// interrupt, a time limit, a failure in another branch of its
+	// parallel step). Its task did not get to it and is skipped.
+	skipCut
+	// skipWhen: its when was false, or its only: names the other mode.
+	// As final as a result: the journal keeps it.
+	skipWhen
+	// skipInGroup: its parallel step's when was false, or its only:
+	// names the other mode. The journal keeps it, as skipWhen; its task
+	// is skipped, as for skipCut.
+	skipInGroup
+	// skipLooks: it changes the system, and labrun check only looks.
+	skipLooks
+	// skipUngraded: labrun check grades no task that needs it; progress
+	// leaves it out, saying it once on its task's line.
+	skipUngraded
+)
+
+// kept reports whether the journal keeps a step skipped this way, so
+// that --from resumes after it as after a step that passed.
+func (k skipKind) kept() bool { return k == skipWhen || k == skipInGroup }
+
+// final reports whether the step was skipped by design, not because the
+// run ended before it: a task with such a step can still pass.
+func (k skipKind) final() bool { return k == skipWhen || k == skipLooks || k == skipUngraded }
+
+// skipped marks the record skipped, of kind k, for the reason why.
+func (r *StepRecord) skipped(k skipKind, why string) {
+	r.Status, r.Reason, r.skip = Skipped, why, k
 }
 
 // AssertRecord is one checked assertion.
@@ -124,12 +148,6 @@ func (a AssertRecord) Failure() string {
 		return "assertion failed for " + a.Item + ": " + a.That
 	}
 	return "assertion failed: " + a.That
-}
-
-// AttemptOutcome carries the last state seen by a poll, for messages.
-type AttemptOutcome struct {
-	LastResult any
-	LastError  error
 }
 
 // Observer is told what the runner does, for progress display and reports.

@@ -29,28 +29,23 @@ func withMembers(s *StepPlan) []*StepPlan {
 }
 
 // runGroup runs a parallel step: each branch's steps in order, all branches
-// at the same time (one after another with Sequential). A failed step
-// skips the rest of its branch and, unless KeepGoing, stops the other
-// branches: the run would end after this step anyway, and a wait in
-// another branch could otherwise hold the failure back for minutes. The
+// at the same time (one after another with Sequential; runBranches). The
 // records come back in plan order: the parallel step's own first.
 func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 	members := withMembers(g)[1:]
 	rec := newRecord(g)
 	r.env.SetStep(g.ID, r.zero(g))
 	finish := func(members []*StepRecord) []*StepRecord {
-		rec.Seconds = time.Since(rec.Started).Seconds()
-		r.keep(rec)
-		r.notifyEnd(rec)
+		r.endGroup(rec)
 		return append([]*StepRecord{rec}, members...)
 	}
 	// skipped ends the group as a when that is false does: final, and
 	// kept in the journal with its branches' steps.
 	skipped := func(why string) []*StepRecord {
-		rec.Status, rec.Reason, rec.whenSkipped = Skipped, why, true
+		rec.skipped(skipWhen, why)
 		members := r.skipAll(members, "parallel step "+g.ID+" is skipped")
 		for _, m := range members {
-			m.whenSkipped = true
+			m.skip = skipInGroup
 			r.keep(m)
 		}
 		return finish(members)
@@ -71,6 +66,21 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 	if r.Observer != nil {
 		r.Observer.StepStart(g)
 	}
+	done := r.runBranches(ctx, g)
+	var recs []*StepRecord
+	for _, s := range members {
+		recs = append(recs, done[s])
+	}
+	rec.Status = groupStatus(ctx, recs)
+	return finish(recs)
+}
+
+// runBranches runs the branches of parallel step g and returns the
+// records of their steps. A failed step skips the rest of its branch and,
+// unless KeepGoing, stops the other branches: the run would end after
+// this step anyway, and a wait in another branch could otherwise hold the
+// failure back for minutes.
+func (r *Runner) runBranches(ctx context.Context, g *StepPlan) map[*StepPlan]*StepRecord {
 	gctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var mu sync.Mutex
@@ -105,26 +115,39 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 		for _, b := range g.Parallel {
 			runBranch(b)
 		}
-	} else {
-		var wg sync.WaitGroup
-		for _, b := range g.Parallel {
-			wg.Go(func() { runBranch(b) })
-		}
-		wg.Wait()
+		return done
 	}
-	rec.Status = Passed
-	var recs []*StepRecord
-	for _, s := range members {
-		sr := done[s]
-		recs = append(recs, sr)
+	var wg sync.WaitGroup
+	for _, b := range g.Parallel {
+		wg.Go(func() { runBranch(b) })
+	}
+	wg.Wait()
+	return done
+}
+
+// groupStatus folds the records of a parallel step's members into the
+// parallel step's status: interrupted when one was; else, once the run's
+// context has ended, as stopped says; else failed when one failed; else
+// passed.
+func groupStatus(ctx context.Context, members []*StepRecord) Status {
+	status := Passed
+	for _, m := range members {
 		switch {
-		case sr.Status == Interrupted:
-			rec.Status = Interrupted
-		case ctx.Err() != nil && rec.Status != Interrupted:
-			rec.Status, _ = stopped(ctx)
-		case sr.Status == Failed && rec.Status != Interrupted:
-			rec.Status = Failed
+		case m.Status == Interrupted:
+			status = Interrupted
+		case ctx.Err() != nil && status != Interrupted:
+			status, _ = stopped(ctx)
+		case m.Status == Failed && status != Interrupted:
+			status = Failed
 		}
 	}
-	return finish(recs)
+	return status
+}
+
+// endGroup ends the record of a parallel step that ran (or was skipped
+// with its branches), after its members' records.
+func (r *Runner) endGroup(rec *StepRecord) {
+	rec.Seconds = time.Since(rec.Started).Seconds()
+	r.keep(rec)
+	r.notifyEnd(rec)
 }

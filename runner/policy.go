@@ -26,7 +26,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	rt := *r.Runtime
-	rt.Support = r.grading != nil && r.grading.support[s]
+	rt.Support = r.isSupport(s)
 	rt.Progress = func(msg string) {
 		if r.Observer != nil {
 			r.Observer.StepProgress(s, msg)
@@ -38,24 +38,24 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 	if err := s.Spec.Decode(env, reflect.ValueOf(spec).Elem()); err != nil {
 		return nil, 0, err
 	}
-	a := &attempts{ctx: ctx, rt: &rt, s: s, env: env, spec: spec}
+	x := &execution{ctx: ctx, rt: &rt, s: s, env: env, spec: spec}
 	if r.Runtime.Mode == actions.Check {
-		a.memo = &r.reads
-		a.outage = &r.outage
+		x.memo = &r.reads
+		x.outage = &r.outage
 	}
 	var res any
 	var err error
 	switch {
 	case s.Until == nil:
-		res, err = a.retry()
+		res, err = x.retry()
 	case r.Runtime.Mode == actions.Check:
-		res, err = a.readOnce()
+		res, err = x.readOnce()
 	case s.Action.CanWatch():
-		res, err = a.watch()
+		res, err = x.watch()
 	default:
-		res, err = a.poll()
+		res, err = x.poll()
 	}
-	return res, a.n, placeSpecError(s, err)
+	return res, x.attempts, placeSpecError(s, err)
 }
 
 // placeSpecError puts an action's error about one value of its spec at
@@ -81,29 +81,31 @@ func placeSpecError(s *StepPlan, err error) error {
 	return errors.Join(errs...)
 }
 
-// attempts runs one step's action with its rendered spec and counts the
-// runs.
-type attempts struct {
+// execution is one step's action run under the step's policy, with its
+// rendered spec; it counts the attempts (each call of the action).
+type execution struct {
 	ctx  context.Context // bounded by the step's timeout
 	rt   *actions.Runtime
 	s    *StepPlan
 	env  *eval.Env
 	spec any
-	n    int
-	memo *readMemo // in check mode: reads shared by steps that make the same one
-	// outage, in check mode, ends the riding of transient failures for
+	// attempts counts the calls of the action (StepRecord.Attempts).
+	attempts int
+	memo     *readMemo // in check mode: reads shared by steps that make the same one
+	// outage, in check mode, ends the retries of transient failures for
 	// every step of the check at once (outage.go).
 	outage *outage
 }
 
-func (a *attempts) run() (any, error) {
-	a.n++
-	if a.memo != nil {
-		if key, ok := readKey(a.s.Action.Name, a.spec); ok {
-			return a.memo.do(key, func() (any, error) { return a.s.Action.Run(a.ctx, a.rt, a.spec) })
+// run calls the action once.
+func (x *execution) run() (any, error) {
+	x.attempts++
+	if x.memo != nil {
+		if key, ok := readKey(x.s.Action.Name, x.spec); ok {
+			return x.memo.do(key, func() (any, error) { return x.s.Action.Run(x.ctx, x.rt, x.spec) })
 		}
 	}
-	return a.s.Action.Run(a.ctx, a.rt, a.spec)
+	return x.s.Action.Run(x.ctx, x.rt, x.spec)
 }
 
 // Backoff of a read-only step's call that met a transient cluster failure,
@@ -115,33 +117,34 @@ const (
 	transientMax = 4 * time.Second
 )
 
-// ridden runs the action; while it fails with a *cluster.TransientError
-// (the API server or a kubelet restarting, a lost exec status) and the
-// step changes nothing, it runs it again after a backoff, saying in
-// progress what it waits for, until the step's time is up. A step that
+// retryTransient runs the action; while it fails with a
+// *cluster.TransientError (the API server or a kubelet restarting, a lost
+// exec status) and the step changes nothing, it runs it again after a
+// backoff, saying in progress what it waits for, until the step's time is
+// up. A step that
 // changes the system is never run again this way: its call may have taken
 // effect before the failure. The step's own retries count only the
 // failures left.
-func (a *attempts) ridden() (any, error) {
+func (x *execution) retryTransient() (any, error) {
 	delay := transientMin
 	start := time.Now()
 	for {
-		res, err := a.run()
+		res, err := x.run()
 		var te *cluster.TransientError
-		if err == nil || a.s.Mutates || !errors.As(err, &te) || a.ctx.Err() != nil {
+		if err == nil || x.s.Mutates || !errors.As(err, &te) || x.ctx.Err() != nil {
 			return res, err
 		}
 		wait := delay
-		if a.outage != nil {
-			left := a.outage.left()
+		if x.outage != nil {
+			left := x.outage.left()
 			if left <= 0 {
-				return res, &gaveUp{last: err, tries: a.n, since: time.Since(start), ctx: a.outage.err()}
+				return res, &gaveUp{last: err, tries: x.attempts, since: time.Since(start), ctx: x.outage.err()}
 			}
 			wait = min(wait, left)
 		}
-		a.rt.Progress(fmt.Sprintf("cluster not answering (%s); trying again in %s", te.Reason, wait))
-		if !sleepCtx(a.ctx, wait) {
-			return res, &gaveUp{last: err, tries: a.n, since: time.Since(start), ctx: a.ctx.Err()}
+		x.rt.Progress(fmt.Sprintf("cluster not answering (%s); trying again in %s", te.Reason, wait))
+		if !sleepCtx(x.ctx, wait) {
+			return res, &gaveUp{last: err, tries: x.attempts, since: time.Since(start), ctx: x.ctx.Err()}
 		}
 		delay = min(2*delay, transientMax)
 	}
@@ -174,17 +177,17 @@ func (e *gaveUp) Unwrap() []error { return []error{e.last, e.ctx} }
 // until evaluates the step's condition on a result. When it does not hold
 // and the step's failWhen does, the error is a *FailWhenError: the wait
 // ends as a failure at once.
-func (a *attempts) until(res any) (bool, error) {
-	env := a.env.WithResult(res)
-	ok, err := a.s.Until.EvalBool(env)
-	if ok || err != nil || a.s.FailWhen == nil {
+func (x *execution) until(res any) (bool, error) {
+	env := x.env.WithResult(res)
+	ok, err := x.s.Until.EvalBool(env)
+	if ok || err != nil || x.s.FailWhen == nil {
 		return ok, err
 	}
-	failed, err := a.s.FailWhen.That.EvalBool(env)
+	failed, err := x.s.FailWhen.That.EvalBool(env)
 	if err != nil || !failed {
 		return false, err
 	}
-	return false, newFailWhenError(a.s.FailWhen, env)
+	return false, newFailWhenError(x.s.FailWhen, env)
 }
 
 // FailWhenError is a step's failWhen holding on a result: what the author
@@ -211,23 +214,23 @@ func newFailWhenError(f *AssertPlan, env *eval.Env) *FailWhenError {
 
 // retry runs the action once, and again after an error up to retries
 // more times, an interval apart.
-func (a *attempts) retry() (any, error) {
-	s := a.s
+func (x *execution) retry() (any, error) {
+	s := x.s
 	var res any
 	var err error
 	for try := 0; try <= s.Retries; try++ {
-		res, err = a.ridden()
-		if err == nil || a.ctx.Err() != nil || try == s.Retries {
+		res, err = x.retryTransient()
+		if err == nil || x.ctx.Err() != nil || try == s.Retries {
 			break
 		}
-		a.rt.Progress(fmt.Sprintf("attempt %d failed: %v; retrying", try+1, eval.FirstLine(err.Error())))
-		if !sleepCtx(a.ctx, s.Interval) {
+		x.rt.Progress(fmt.Sprintf("attempt %d failed: %v; retrying", try+1, eval.FirstLine(err.Error())))
+		if !sleepCtx(x.ctx, s.Interval) {
 			break
 		}
 	}
-	if err != nil && errors.Is(err, context.DeadlineExceeded) && a.ctx.Err() != nil {
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && x.ctx.Err() != nil {
 		var limit *runTimeout
-		if errors.As(context.Cause(a.ctx), &limit) {
+		if errors.As(context.Cause(x.ctx), &limit) {
 			err = fmt.Errorf("%s: %v", limit, err)
 		} else {
 			err = fmt.Errorf("step timed out after %s: %v", s.Timeout, err)
@@ -236,19 +239,19 @@ func (a *attempts) retry() (any, error) {
 	return res, err
 }
 
-// readOnce is until in check mode. Grading looks at the state the learner
+// readOnce is until in check mode. Check looks at the state the learner
 // left; nothing is acting on the cluster, so waiting for a condition only
 // delays. The step reads once and the write steps judge what it saw.
-func (a *attempts) readOnce() (any, error) {
-	res, err := a.ridden()
+func (x *execution) readOnce() (any, error) {
+	res, err := x.retryTransient()
 	if err == nil {
-		ok, cerr := a.until(res)
+		ok, cerr := x.until(res)
 		var fw *FailWhenError
 		if errors.As(cerr, &fw) {
 			return res, cerr
 		}
 		if cerr == nil && !ok {
-			a.rt.Progress("check mode reads once; until does not hold: " + describeLast(a.s, a.env.WithResult(res)))
+			x.rt.Progress("check mode reads once; until does not hold: " + describeLast(x.s, x.env.WithResult(res)))
 		}
 	}
 	return res, err
@@ -256,56 +259,56 @@ func (a *attempts) readOnce() (any, error) {
 
 // watch is until for an action that can follow changes (a Kubernetes
 // watch): one attempt that ends when the condition holds.
-func (a *attempts) watch() (any, error) {
-	a.n = 1
+func (x *execution) watch() (any, error) {
+	x.attempts = 1
 	var last any
-	res, err := a.s.Action.Watch(a.ctx, a.rt, a.spec, func(res any) (bool, error) {
+	res, err := x.s.Action.Watch(x.ctx, x.rt, x.spec, func(res any) (bool, error) {
 		last = res
-		ok, err := a.until(res)
+		ok, err := x.until(res)
 		if err == nil && !ok {
-			a.rt.Progress(describeLast(a.s, a.env.WithResult(res)))
+			x.rt.Progress(describeLast(x.s, x.env.WithResult(res)))
 		}
 		return ok, err
 	})
-	if err != nil && a.ctx.Err() != nil && !errors.Is(context.Cause(a.ctx), context.Canceled) {
-		return res, untilTimeout(a.ctx, a.s, a.env, last, err)
+	if err != nil && x.ctx.Err() != nil && !errors.Is(context.Cause(x.ctx), context.Canceled) {
+		return res, untilTimeout(x.ctx, x.s, x.env, last, err)
 	}
 	return res, err
 }
 
 // poll is until for other actions: run, test, wait an interval, until the
 // condition holds or the time runs out. An error is one more "not yet".
-func (a *attempts) poll() (any, error) {
-	ctx, s := a.ctx, a.s
+func (x *execution) poll() (any, error) {
+	ctx, s := x.ctx, x.s
 	var lastRes any
 	var lastErr error
 	for {
-		res, err := a.run()
+		res, err := x.run()
 		if ctx.Err() != nil {
 			if parent := context.Cause(ctx); errors.Is(parent, context.Canceled) {
 				return lastRes, parent
 			}
-			return lastRes, untilTimeout(ctx, s, a.env, lastRes, lastErr)
+			return lastRes, untilTimeout(ctx, s, x.env, lastRes, lastErr)
 		}
 		if err == nil {
 			lastRes, lastErr = res, nil
-			ok, cerr := a.until(res)
+			ok, cerr := x.until(res)
 			if cerr != nil {
 				return res, cerr
 			}
 			if ok {
 				return res, nil
 			}
-			a.rt.Progress(describeLast(s, a.env.WithResult(res)))
+			x.rt.Progress(describeLast(s, x.env.WithResult(res)))
 		} else {
 			lastErr = err
-			a.rt.Progress("not yet: " + eval.FirstLine(err.Error()))
+			x.rt.Progress("not yet: " + eval.FirstLine(err.Error()))
 		}
 		if !sleepCtx(ctx, s.Interval) {
 			if errors.Is(context.Cause(ctx), context.Canceled) {
 				return lastRes, context.Canceled
 			}
-			return lastRes, untilTimeout(ctx, s, a.env, lastRes, lastErr)
+			return lastRes, untilTimeout(ctx, s, x.env, lastRes, lastErr)
 		}
 	}
 }

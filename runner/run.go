@@ -41,10 +41,11 @@ type Runner struct {
 	// Sequential runs the branches of parallel steps one after another,
 	// in the order written, instead of at the same time.
 	Sequential bool
-	// Graded, when set, receives how check graded each file (a write
+	// OnGradedFile, when set, receives each file check grades (a write
 	// step's comparison and assertions), so that labrun test can grade
-	// changed copies of it the same way.
-	Graded func(*Regrade)
+	// changed copies of it the same way. Parallel branches call it at the
+	// same time.
+	OnGradedFile func(*GradedFile)
 	// Timeout, when set, bounds the steps of the whole run (not the
 	// finally steps, which get CleanupTimeout after it): the running
 	// step fails, naming the limit, and the rest are skipped.
@@ -70,8 +71,8 @@ type Runner struct {
 
 	env     *eval.Env
 	journal *Journal
-	grading *grading
-	reads   readMemo // check mode's shared reads
+	scope   *checkScope // check mode of a playbook with tasks
+	reads   readMemo    // check mode's shared reads
 	// encodings are the JSON encodings of pointer results, by the result
 	// (shareEncoding)
 	encodings sync.Map
@@ -82,27 +83,8 @@ type Runner struct {
 // and an error only for problems outside the steps (bad variables, an
 // unusable output directory, a missing journal for --from).
 func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
-	p := r.Plan
-	out := &Outcome{Playbook: p.Playbook.File, Name: p.Playbook.Name, Mode: "solve", Status: Passed, Started: time.Now()}
-	if r.Runtime.Mode == actions.Check {
-		out.Mode = "check"
-		r.outage.limit = cmp.Or(r.CheckOutage, DefaultCheckOutage)
-	}
-	if err := r.prepare(); err != nil {
-		return nil, err
-	}
-	if r.Runtime.Out != nil {
-		out.OutputDir = r.Runtime.Out.Path
-	}
-	if r.Observer != nil {
-		r.Observer.RunStart(p)
-	}
-	r.grading = r.planGrading()
-	restored, err := r.restore()
+	out, restored, err := r.start()
 	if err != nil {
-		return nil, err
-	}
-	if err := r.startRun(out); err != nil {
 		return nil, err
 	}
 	if r.Timeout > 0 {
@@ -110,27 +92,71 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, r.Timeout, &runTimeout{limit: r.Timeout})
 		defer cancel()
 	}
-	interrupted := false
-	failed := false
-	// record adds the records of the steps that ran, in order, and notes
-	// a failure or an interruption, which the steps after them heed.
-	record := func(recs []*StepRecord) {
-		for _, rec := range recs {
-			out.Steps = append(out.Steps, rec)
-			switch rec.Status {
-			case Failed:
-				failed = true
-			case Interrupted:
-				interrupted = true
-			}
+	l := &ledger{out: out}
+	if r.Runtime.Mode == actions.Check && r.canRunGraph(restored) {
+		l.add(r.runGraph(ctx))
+	} else {
+		r.runSteps(ctx, restored, l)
+	}
+	r.runCleanup(ctx, l)
+	return r.finish(ctx, l)
+}
+
+// start readies the run: its outcome, the variables and the output
+// directory, the check's scope, the results --from restores and the run
+// manifest.
+func (r *Runner) start() (*Outcome, map[string]*StepRecord, error) {
+	p := r.Plan
+	out := &Outcome{Playbook: p.Playbook.File, Name: p.Playbook.Name, Mode: "solve", Status: Passed, Started: time.Now()}
+	if r.Runtime.Mode == actions.Check {
+		out.Mode = "check"
+		r.outage.limit = cmp.Or(r.CheckOutage, DefaultCheckOutage)
+	}
+	if err := r.prepare(); err != nil {
+		return nil, nil, err
+	}
+	if r.Runtime.Out != nil {
+		out.OutputDir = r.Runtime.Out.Path
+	}
+	if r.Observer != nil {
+		r.Observer.RunStart(p)
+	}
+	r.scope = r.planScope()
+	restored, err := r.restore()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.startRun(out); err != nil {
+		return nil, nil, err
+	}
+	return out, restored, nil
+}
+
+// ledger keeps the records of a run's steps as they end, in order, and
+// notes a failure or an interruption, which the steps after them heed.
+type ledger struct {
+	out         *Outcome
+	failed      bool
+	interrupted bool
+}
+
+func (l *ledger) add(recs []*StepRecord) {
+	for _, rec := range recs {
+		l.out.Steps = append(l.out.Steps, rec)
+		switch rec.Status {
+		case Failed:
+			l.failed = true
+		case Interrupted:
+			l.interrupted = true
 		}
 	}
-	steps := p.Steps
-	if r.Runtime.Mode == actions.Check && r.canRunGraph(restored) {
-		record(r.runGraph(ctx))
-		steps = nil
-	}
-	for _, s := range steps {
+}
+
+// runSteps runs the steps (all but the finally steps) one after another,
+// a parallel step with its branches, restoring those before --from and
+// skipping the rest once one fails (unless KeepGoing) or the run ends.
+func (r *Runner) runSteps(ctx context.Context, restored map[string]*StepRecord, l *ledger) {
+	for _, s := range r.Plan.Steps {
 		if s.Cleanup || s.Group != nil {
 			// branch steps run with their parallel step
 			continue
@@ -144,43 +170,54 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 				r.notifyEnd(rec)
 				recs = append(recs, rec)
 			}
-		case interrupted:
+		case l.interrupted:
 			recs = r.skipAll(withMembers(s), "interrupted")
 		case ctx.Err() != nil:
 			_, why := stopped(ctx)
 			recs = r.skipAll(withMembers(s), why)
-		case failed && !r.KeepGoing:
+		case l.failed && !r.KeepGoing:
 			recs = r.skipAll(withMembers(s), "an earlier step failed")
-		case r.ungraded(s) != "":
+		case r.whyUngraded(s) != "":
 			recs = r.skipUngraded(withMembers(s))
 		case s.Parallel != nil:
 			recs = r.runGroup(ctx, s)
 		default:
 			recs = []*StepRecord{r.runStep(ctx, s)}
 		}
-		record(recs)
+		l.add(recs)
 	}
+}
+
+// runCleanup runs the finally steps, whatever happened before them, in a
+// context of their own (cleanupContext).
+func (r *Runner) runCleanup(ctx context.Context, l *ledger) {
 	cctx, cancel := r.cleanupContext(ctx)
 	defer cancel()
-	for _, s := range p.Steps {
+	for _, s := range r.Plan.Steps {
 		if !s.Cleanup {
 			continue
 		}
 		rec := r.runStep(cctx, s)
-		out.Steps = append(out.Steps, rec)
+		l.out.Steps = append(l.out.Steps, rec)
 		if rec.Status == Failed {
-			failed = true
+			l.failed = true
 		}
 	}
+}
+
+// finish gives the run its status and its tasks' records, closes the
+// journal and the run manifest, and tells the observer.
+func (r *Runner) finish(ctx context.Context, l *ledger) (*Outcome, error) {
+	out := l.out
 	switch {
-	case interrupted:
+	case l.interrupted:
 		out.Status = Interrupted
 	case ctx.Err() != nil:
 		out.Status, _ = stopped(ctx)
-	case failed:
+	case l.failed:
 		out.Status = Failed
 	}
-	if len(p.Tasks) > 0 {
+	if len(r.Plan.Tasks) > 0 {
 		out.Tasks = r.taskRecords(out.Steps)
 		for _, t := range r.Only {
 			out.Only = append(out.Only, t.Number)
@@ -389,7 +426,7 @@ func (r *Runner) skipAll(steps []*StepPlan, reason string) []*StepRecord {
 	for _, s := range steps {
 		r.env.SetStep(s.ID, r.zero(s))
 		rec := newRecord(s)
-		rec.Status, rec.Reason = Skipped, reason
+		rec.skipped(skipCut, reason)
 		r.notifyEnd(rec)
 		out = append(out, rec)
 	}
@@ -415,7 +452,7 @@ func (r *Runner) skipUngraded(steps []*StepPlan) []*StepRecord {
 	for _, s := range steps {
 		r.env.SetStep(s.ID, r.zero(s))
 		rec := newRecord(s)
-		rec.skipUngraded(r.ungraded(s))
+		rec.skipped(skipUngraded, r.whyUngraded(s))
 		r.notifyEnd(rec)
 		out = append(out, rec)
 	}
@@ -428,11 +465,11 @@ func (r *Runner) skipUngraded(steps []*StepPlan) []*StepRecord {
 // cannot be resumed must not pass as if it could, and the learner sees
 // the full disk at the step it struck.
 func (r *Runner) keep(rec *StepRecord) {
-	if r.journal == nil || (rec.Status != Passed && !rec.whenSkipped) {
+	if r.journal == nil || (rec.Status != Passed && !rec.skip.kept()) {
 		return
 	}
 	if err := r.journal.Append(rec); err != nil {
-		rec.Status, rec.Reason, rec.Error, rec.whenSkipped = Failed, "", err.Error(), false
+		rec.Status, rec.Reason, rec.Error, rec.skip = Failed, "", err.Error(), notSkipped
 	}
 }
 
@@ -460,7 +497,7 @@ func (r *Runner) notifyEnd(rec *StepRecord) {
 // timeout) and its assertions.
 func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 	rec := newRecord(s)
-	rec.support = r.grading != nil && r.grading.support[s]
+	rec.support = r.isSupport(s)
 	defer func() {
 		rec.Seconds = time.Since(rec.Started).Seconds()
 		r.shareEncoding(rec)
@@ -471,12 +508,12 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 		r.notifyEnd(rec)
 	}()
 	r.env.SetStep(s.ID, r.zero(s))
-	if why := r.ungraded(s); why != "" {
-		rec.skipUngraded(why)
+	if why := r.whyUngraded(s); why != "" {
+		rec.skipped(skipUngraded, why)
 		return rec
 	}
 	if why := r.otherMode(s); why != "" {
-		rec.Status, rec.Reason, rec.whenSkipped, rec.skipFinal = Skipped, why, true, true
+		rec.skipped(skipWhen, why)
 		return rec
 	}
 	if s.When != nil {
@@ -486,12 +523,12 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 			return rec
 		}
 		if !ok {
-			rec.Status, rec.Reason, rec.whenSkipped, rec.skipFinal = Skipped, "when is false: "+s.When.Src, true, true
+			rec.skipped(skipWhen, "when is false: "+s.When.Src)
 			return rec
 		}
 	}
 	if s.Mutates && r.Runtime.Mode == actions.Check {
-		rec.Status, rec.Reason, rec.skipFinal = Skipped, "changes the system; labrun check only looks", true
+		rec.skipped(skipLooks, "changes the system; labrun check only looks")
 		return rec
 	}
 	if r.Observer != nil {
@@ -507,7 +544,7 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 		rec.Attempts = attempts
 		if res != nil {
 			result = res
-			r.regraded(s, res, r.env)
+			r.handOver(s, res, r.env)
 		}
 		stored, serr := r.env.SetStep(s.ID, result)
 		if serr != nil {
@@ -568,7 +605,7 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 		rec.Attempts += attempts
 		if res != nil {
 			results = reflect.Append(results, reflect.ValueOf(res))
-			r.regraded(s, res, env)
+			r.handOver(s, res, env)
 		}
 		if err != nil {
 			earlier := rec.Error
@@ -614,7 +651,8 @@ func (r *Runner) fail(ctx context.Context, rec *StepRecord, err error) {
 	var stop *branchStopped
 	switch {
 	case errors.As(context.Cause(ctx), &stop):
-		rec.Status, rec.Error, rec.Reason = Skipped, "", stop.Error()
+		rec.Error = ""
+		rec.skipped(skipCut, stop.Error())
 	case ctx.Err() != nil:
 		var why string
 		rec.Status, why = stopped(ctx)

@@ -5,14 +5,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/lang/syntax"
 )
 
-// The lab's tasks in a run: which are graded, which steps that takes, and
-// what became of each task. A playbook without tasks has none of this.
+// The lab's tasks in a run: which files each writes, and what became of
+// each task (which are graded, and which steps that takes, is the check's
+// scope: grading.go). A playbook without tasks has none of this.
 
 // NotStarted is the status of a task labrun check did not grade because
 // none of its files exists: the learner has not got to it yet. A task
@@ -36,22 +36,6 @@ type TaskRecord struct {
 	// Files are the files its write steps write, relative to outputDir
 	// when known before the run.
 	Files []string `json:"files,omitempty"`
-}
-
-// grading is how labrun check takes the tasks: the tasks it grades (those
-// asked for whose learner has started them), and the steps that run for
-// them: their own and, transitively, the steps they read. A step of
-// another task that runs only to be read (support) grades nothing: its
-// write renders what it would write and compares no file.
-type grading struct {
-	graded  map[*syntax.Task]bool
-	why     map[*syntax.Task]string // why a task is not graded
-	status  map[*syntax.Task]Status // NotStarted or Skipped, for those
-	runs    map[*StepPlan]bool
-	support map[*StepPlan]bool
-	// deps are, per graded task, the support steps it reads: a failure
-	// there is the task's, since nothing else grades them.
-	deps map[*syntax.Task][]*StepPlan
 }
 
 // TaskFiles returns the files task t's write steps write, as far as they
@@ -106,116 +90,9 @@ func readsSteps(v *eval.Value) bool {
 	return false
 }
 
-// planGrading decides, in check mode of a playbook with tasks, which
-// tasks are graded and which steps run; nil otherwise, when every step
-// runs. Only, when not nil, are the tasks asked for (--task, --upto).
-func (r *Runner) planGrading() *grading {
-	p := r.Plan
-	if len(p.Tasks) == 0 || r.Runtime.Mode != actions.Check {
-		return nil
-	}
-	g := &grading{graded: map[*syntax.Task]bool{}, why: map[*syntax.Task]string{}, status: map[*syntax.Task]Status{},
-		runs: map[*StepPlan]bool{}, support: map[*StepPlan]bool{}, deps: map[*syntax.Task][]*StepPlan{}}
-	for _, t := range p.Tasks {
-		asked := r.Only != nil && slices.Contains(r.Only, t)
-		files, known := p.TaskFiles(t, r.env)
-		switch {
-		case asked:
-			// a task asked for is graded: a missing file fails it
-		case known && len(files) > 0 && !slices.ContainsFunc(files, r.fileExists):
-			g.status[t], g.why[t] = NotStarted, fmt.Sprintf("not started: no %s yet", strings.Join(files, ", no "))
-			continue
-		case r.Only != nil:
-			g.status[t], g.why[t] = Skipped, fmt.Sprintf("not graded: only %s asked for", taskNumbers(r.Only))
-			continue
-		}
-		g.graded[t] = true
-	}
-	byID := map[string]*StepPlan{}
-	for _, s := range p.Steps {
-		byID[s.ID] = s
-	}
-	for _, t := range p.Tasks {
-		if !g.graded[t] {
-			continue
-		}
-		for _, s := range p.Steps {
-			if s.Task == t {
-				g.need(s, t, byID)
-			}
-		}
-	}
-	for _, s := range p.Steps {
-		if s.Cleanup {
-			g.runs[s] = true
-		}
-		if g.runs[s] && s.Group != nil {
-			g.runs[s.Group] = true
-		}
-	}
-	return g
-}
-
-// need marks step s to run for task t, and the steps it reads, in turn.
-func (g *grading) need(s *StepPlan, t *syntax.Task, byID map[string]*StepPlan) {
-	if s.Task != nil && s.Task != t && !g.graded[s.Task] {
-		if slices.Contains(g.deps[t], s) {
-			return
-		}
-		g.support[s] = true
-		g.deps[t] = append(g.deps[t], s)
-	} else if g.runs[s] {
-		return
-	}
-	g.runs[s] = true
-	for _, ref := range s.Reads() {
-		if id, ok := strings.CutPrefix(ref, "steps."); ok && byID[id] != nil {
-			g.need(byID[id], t, byID)
-		}
-	}
-}
-
-// fileExists reports whether the learner's file rel (a write path) is in
-// the output directory; anything in its place counts, a link included,
-// and grading then says what is wrong with it.
-func (r *Runner) fileExists(rel string) bool {
-	if r.Runtime.Out == nil {
-		return false
-	}
-	path, err := r.Runtime.Out.Resolve(rel)
-	if err != nil {
-		return true
-	}
-	return r.Runtime.Out.Exists(path)
-}
-
-func taskNumbers(ts []*syntax.Task) string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, fmt.Sprint(t.Number))
-	}
-	if len(out) == 1 {
-		return "task " + out[0]
-	}
-	return "tasks " + strings.Join(out, ", ")
-}
-
-// ungraded says why step s does not run in this check: it serves only
-// tasks that are not graded; "" when it runs.
-func (r *Runner) ungraded(s *StepPlan) string {
-	g := r.grading
-	if g == nil || g.runs[s] {
-		return ""
-	}
-	if s.Task != nil {
-		return fmt.Sprintf("task %d %s", s.Task.Number, g.why[s.Task])
-	}
-	return "no graded task needs it"
-}
-
 // taskRecords tells what became of each task from its steps' records (in
 // plan order): failed with the first problem of its own steps or of the
-// steps of ungraded tasks it read; skipped when a step of it did not get
+// support steps it read; skipped when a step of it did not get
 // to run; passed when every step that ran passed.
 func (r *Runner) taskRecords(recs []*StepRecord) []*TaskRecord {
 	var out []*TaskRecord
@@ -223,17 +100,17 @@ func (r *Runner) taskRecords(recs []*StepRecord) []*TaskRecord {
 		files, _ := r.Plan.TaskFiles(t, r.env)
 		tr := &TaskRecord{Number: t.Number, ID: t.ID, Title: t.Title, Status: Passed, Files: files}
 		out = append(out, tr)
-		if g := r.grading; g != nil && !g.graded[t] {
-			tr.Status, tr.Reason = g.status[t], g.why[t]
+		if sc := r.scope; sc != nil && !sc.graded[t] {
+			tr.Status, tr.Reason = sc.status[t], sc.why[t]
 			continue
 		}
-		var deps []*StepPlan
-		if r.grading != nil {
-			deps = r.grading.deps[t]
+		var support []*StepPlan
+		if r.scope != nil {
+			support = r.scope.reads[t]
 		}
 		for _, rec := range recs {
 			s := rec.Step
-			if s == nil || (s.Task != t && !slices.Contains(deps, s)) || s.Parallel != nil {
+			if s == nil || (s.Task != t && !slices.Contains(support, s)) || s.Parallel != nil {
 				continue
 			}
 			switch {
@@ -244,7 +121,7 @@ func (r *Runner) taskRecords(recs []*StepRecord) []*TaskRecord {
 				}
 			case rec.Status == Interrupted && tr.Status == Passed:
 				tr.Status, tr.Reason = Interrupted, "interrupted"
-			case rec.Status == Skipped && !rec.skipFinal && tr.Status == Passed:
+			case rec.Status == Skipped && !rec.skip.final() && tr.Status == Passed:
 				tr.Status, tr.Reason = Skipped, rec.Reason
 			}
 		}

@@ -1,10 +1,12 @@
-// Package labtest proves a lab's grader, not only its solution: it changes
-// each value of each file labrun check graded, one at a time (another
-// number, string or boolean, another list item, a key removed), and grades
-// the changed file again with the comparison check made. A change the
-// comparison accepts is a survivor: a learner could write that wrong value
-// and pass. Each comparison holds the expected file check rendered from
-// the cluster, so the many changes are graded against one read of it.
+// Package labtest is labrun test: it proves a lab's grader, not only its
+// solution. It solves the lab and checks the files the solve wrote (Test),
+// then changes each value of each file check graded, one at a time
+// (another number, string or boolean, another list item, a key removed),
+// and grades the changed file again as check did: its comparison and its
+// write step's assertions. A change check accepts is a survivor: a
+// learner could write that wrong value and pass. Each comparison holds
+// the expected file check rendered from the cluster, so the many changes
+// are graded against one read of it.
 //
 // The changed files are written to a scratch directory of their own; the
 // directory graded (a learner's, or a solve's) is only read.
@@ -41,7 +43,8 @@ const (
 	Unnamed
 )
 
-// Change is one changed value and what grading it found.
+// Change is a mutant of a graded file, one value changed or one key
+// removed, and what grading it found.
 type Change struct {
 	// File is the file's path relative to the output directory.
 	File string
@@ -73,33 +76,33 @@ func (c Change) String() string {
 // maxFile bounds what is read of a graded file, as check bounds it.
 const maxFile = 4 << 20
 
-// Run changes every value of each graded file of dir in turn, writes the
-// changed file into scratch and grades it there. It returns every change
-// with its verdict, in file order.
-func Run(gradings []*runner.Regrade, dir, scratch *outdir.Dir) ([]Change, error) {
+// changeAll changes every value of each graded file of dir in turn,
+// writes the changed file into scratch and grades it there. It returns
+// every change with its verdict, in file order.
+func changeAll(files []*runner.GradedFile, dir, scratch *outdir.Dir) ([]Change, error) {
 	var out []Change
-	for _, rg := range gradings {
-		g := rg.Grading
-		orig, err := dir.ReadFile(g.Path, maxFile)
+	for _, f := range files {
+		c := f.Comparison
+		orig, err := dir.ReadFile(c.Path, maxFile)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", g.Path, err)
+			return nil, fmt.Errorf("%s: %v", c.Path, err)
 		}
-		muts, err := mutations(g.Kind, orig)
+		muts, err := mutations(c.Kind, orig)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", g.Path, err)
+			return nil, fmt.Errorf("%s: %v", c.Path, err)
 		}
 		for _, m := range muts {
-			if err := scratch.WriteFile(g.Path, m.content); err != nil {
+			if err := scratch.WriteFile(c.Path, m.content); err != nil {
 				return nil, err
 			}
-			out = append(out, judge(g, m, rg.Grade(scratch)))
+			out = append(out, judge(c, m, f.Grade(scratch)))
 		}
 	}
 	return out, nil
 }
 
 // judge turns what grading a changed file reported into a verdict.
-func judge(g *actions.Grading, m mutation, problems []actions.Problem) Change {
+func judge(g *actions.Comparison, m mutation, problems []actions.Problem) Change {
 	c := Change{File: g.Path, Path: m.path, Now: m.now}
 	if len(problems) == 0 {
 		l, loose := g.Loose(m.path)

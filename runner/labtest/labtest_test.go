@@ -62,7 +62,7 @@ func TestMutationContent(t *testing.T) {
 // it); a change that passes survives unless loose with a reason.
 func TestJudge(t *testing.T) {
 	ip := keypath.Path{}.Key("pods").Index(1).Key("ip")
-	g := &actions.Grading{Path: "x.json", Kind: "json"}
+	g := &actions.Comparison{Path: "x.json", Kind: "json"}
 	tests := []struct {
 		name     string
 		problems []actions.Problem

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/parser"
 	"github.com/labrun/labrun/internal/lang/diag"
 )
 
@@ -108,6 +110,33 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 		}
 	}
 	return refs, wholeSteps, results, first
+}
+
+// ReadsUnder lists what the expression reads below the member chain
+// prefix, by the walk checkRefs makes: for prefix result, file, the names
+// that follow it in each chain that starts with it (result.file.after.id
+// gives [after id], result.file alone an empty list). A computed key or
+// an index (result.file.pods[0]) ends a chain where it stands.
+// Definitions are read as written, not expanded; nil when the source
+// does not parse.
+func (x *Expr) ReadsUnder(prefix ...string) [][]string {
+	var cfg *conf.Config
+	if x.prog != nil {
+		cfg = x.prog.cfg
+	}
+	tree, err := parser.ParseWithConfig(x.Src, cfg)
+	if err != nil {
+		return nil
+	}
+	v := &refVisitor{}
+	ast.Walk(&tree.Node, v)
+	var out [][]string
+	for _, c := range v.chains {
+		if len(c.names) >= len(prefix) && slices.Equal(c.names[:len(prefix)], prefix) {
+			out = append(out, c.names[len(prefix):])
+		}
+	}
+	return out
 }
 
 // unreadableStep says why an expression standing at ctx cannot read step
