@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/schemacheck"
 )
 
@@ -23,9 +24,12 @@ var update = flag.Bool("update", false, "rewrite the expected output of script t
 // line, split on spaces) and "exit:" lines, then "-- name --" sections.
 // Sections other than stdout and stderr are written into a temporary
 // directory, $WORK, before labrun runs; stdout and stderr hold the
-// expected output with $WORK in place of that directory. A "files" section
-// lists output files (path relative to $WORK) whose content is compared to
-// the sections "want/<path>".
+// expected output with $WORK in place of that directory and $ACTIONS in
+// place of the registry's action names as messages list them ("agent,
+// apply, ..."): the registry stays the one list of actions, and a new
+// action changes no golden file. A "files" section lists output files
+// (path relative to $WORK) whose content is compared to the sections
+// "want/<path>".
 type script struct {
 	header   []string
 	sections []section
@@ -140,6 +144,7 @@ func runScript(t *testing.T, file string) {
 	code := Main(args, &stdout, &stderr)
 	clean := func(s string) string {
 		s = strings.ReplaceAll(s, work, "$WORK")
+		s = strings.ReplaceAll(s, actionList, "$ACTIONS")
 		// A long step's progress line appears every two seconds, so how
 		// many a run prints depends on the machine's speed: none is kept.
 		s = progressLines.ReplaceAllString(s, "")
@@ -198,6 +203,9 @@ func runScript(t *testing.T, file string) {
 		}
 	}
 }
+
+// actionList is every registered action's name as messages list them.
+var actionList = strings.Join(actions.Names(), ", ")
 
 // progressLines are the console's periodic "    ... step: state (Ns)"
 // lines of a step still running.
