@@ -28,7 +28,7 @@ import (
 // with progress on stdout, and write the reports asked for. Ctrl-C stops
 // the running step and still runs finally.
 func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
-	a, code, ok := parseRunArgs(args, mode, stderr)
+	a, code, ok := readRunArgs(args, mode, stderr)
 	if !ok {
 		return code
 	}
@@ -71,9 +71,9 @@ type runArgs struct {
 // reportReq is one --report: a report's format and the file it goes to.
 type reportReq struct{ format, path string }
 
-// parseRunArgs reads the command line of labrun run or check (by mode).
+// readRunArgs reads the command line of labrun run or check (by mode).
 // When it is wrong or asks for help, ok is false and code is the exit code.
-func parseRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs, code int, ok bool) {
+func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs, code int, ok bool) {
 	a.name = "run"
 	if mode == actions.Check {
 		a.name = "check"
