@@ -149,8 +149,9 @@ func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task,
 type runFlags struct {
 	varFlags
 	verbose, noProgress, sequential bool
-	// quiet is check's --quiet: the console prints only a line per task
-	// graded. The other commands leave it false.
+	// quiet is check's --quiet, which readRunArgs registers: the console
+	// prints only a line per task graded and draws nothing live. run and
+	// test leave it false.
 	quiet                   bool
 	timeout                 time.Duration
 	kubeconfig, kubeContext string
