@@ -36,7 +36,72 @@ type Result struct {
 	ReverseSK entries.SockRevNATs    `json:"reversesk" expr:"reversesk"`
 }
 
-var kinds = []string{"services", "conntrack", "policy", "ipcache", "backends", "revnat", "affinity", "reversesk"}
+// A ciliumMap is one of Cilium's maps the action reads: the name the
+// spec's map takes, whether it is read for one endpoint (the spec's
+// endpoint, then required), and how it is read into its field of the
+// result.
+type ciliumMap struct {
+	name          string
+	needsEndpoint bool
+	read          func(r entries.Reader, spec *Spec, res *Result) error
+}
+
+// maps is every map the action reads, in the order messages list them:
+// the one list of them, which check, read and their messages go by (the
+// spec's doc describes each; a test keeps it in step).
+var maps = []ciliumMap{
+	{name: "services", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+		res.Services, err = r.Services()
+		return err
+	}},
+	{name: "conntrack", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+		res.Conntrack, err = r.Conntrack()
+		return err
+	}},
+	{name: "policy", needsEndpoint: true, read: func(r entries.Reader, spec *Spec, res *Result) (err error) {
+		res.Policy, err = r.Policy(uint16(spec.Endpoint))
+		return err
+	}},
+	{name: "ipcache", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+		res.IPCache, err = r.IPCache()
+		return err
+	}},
+	{name: "backends", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+		res.Backends, err = r.Backends()
+		return err
+	}},
+	{name: "revnat", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+		res.RevNATs, err = r.RevNATs()
+		return err
+	}},
+	{name: "affinity", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+		res.Affinity, err = r.Affinity()
+		return err
+	}},
+	{name: "reversesk", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+		res.ReverseSK, err = r.SockRevNAT()
+		return err
+	}},
+}
+
+// mapNames lists the names of maps, for messages.
+func mapNames() []string {
+	names := make([]string, len(maps))
+	for i, m := range maps {
+		names[i] = m.name
+	}
+	return names
+}
+
+// lookupMap returns the map the spec names.
+func lookupMap(name string) (ciliumMap, bool) {
+	for _, m := range maps {
+		if m.name == name {
+			return m, true
+		}
+	}
+	return ciliumMap{}, false
+}
 
 func init() {
 	actions.Register(actions.Def[Spec, Result]{
@@ -56,15 +121,12 @@ func check(spec *eval.Value, sc *actions.StaticContext) diag.List {
 		return errs
 	}
 	name := fmt.Sprint(lit)
-	found := false
-	for _, k := range kinds {
-		found = found || k == name
-	}
+	cm, found := lookupMap(name)
 	if !found {
-		errs.Add(m.Pos, "unknown map %q%s; expected one of %v", name, diag.DidYouMean(name, kinds), kinds)
+		errs.Add(m.Pos, "unknown map %q%s; expected one of %v", name, diag.DidYouMean(name, mapNames()), mapNames())
 	}
-	if name == "policy" && spec.Lookup("endpoint") == nil {
-		errs.Add(spec.Pos, "map: policy needs endpoint (the endpoint id)")
+	if cm.needsEndpoint && spec.Lookup("endpoint") == nil {
+		errs.Add(spec.Pos, "map: %s needs endpoint (the endpoint id)", name)
 	}
 	return errs
 }
@@ -83,28 +145,12 @@ func read(ctx context.Context, rt *actions.Runtime, spec *Spec) (*Result, error)
 	res := &Result{Map: spec.Map, Services: entries.Frontends{}, Conntrack: entries.CTEntries{}, Policy: entries.PolicyEntries{},
 		IPCache: entries.IPCacheEntries{}, Backends: entries.Backends{}, RevNATs: entries.RevNATs{},
 		Affinity: entries.Affinities{}, ReverseSK: entries.SockRevNATs{}}
-	switch spec.Map {
-	case "services":
-		res.Services, err = r.Services()
-	case "conntrack":
-		res.Conntrack, err = r.Conntrack()
-	case "policy":
-		if spec.Endpoint <= 0 || spec.Endpoint > 0xffff {
-			return nil, fmt.Errorf("endpoint %d is not an endpoint id", spec.Endpoint)
-		}
-		res.Policy, err = r.Policy(uint16(spec.Endpoint))
-	case "ipcache":
-		res.IPCache, err = r.IPCache()
-	case "backends":
-		res.Backends, err = r.Backends()
-	case "revnat":
-		res.RevNATs, err = r.RevNATs()
-	case "affinity":
-		res.Affinity, err = r.Affinity()
-	case "reversesk":
-		res.ReverseSK, err = r.SockRevNAT()
-	default:
-		return nil, fmt.Errorf("unknown map %q; expected one of %v", spec.Map, kinds)
+	cm, ok := lookupMap(spec.Map)
+	if !ok {
+		return nil, fmt.Errorf("unknown map %q; expected one of %v", spec.Map, mapNames())
 	}
-	return res, err
+	if cm.needsEndpoint && (spec.Endpoint <= 0 || spec.Endpoint > 0xffff) {
+		return nil, fmt.Errorf("endpoint %d is not an endpoint id", spec.Endpoint)
+	}
+	return res, cm.read(r, spec, res)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -56,7 +57,7 @@ func (r *reader) SockRevNAT() (entries.SockRevNATs, error) {
 // runtime hands over for the spec's root; the other lists stay empty, not
 // null.
 func TestReadsTheNamedMap(t *testing.T) {
-	for _, m := range kinds {
+	for _, m := range mapNames() {
 		t.Run(m, func(t *testing.T) {
 			r := &reader{}
 			var root string
@@ -84,6 +85,18 @@ func TestReadsTheNamedMap(t *testing.T) {
 				t.Errorf("policy of endpoint %d, want 1234", r.endpoint)
 			}
 		})
+	}
+}
+
+// The spec's doc, which editors and labrun actions show, names every map
+// the action reads.
+func TestSpecDocNamesEveryMap(t *testing.T) {
+	f, _ := reflect.TypeOf(Spec{}).FieldByName("Map")
+	doc := f.Tag.Get("doc")
+	for _, name := range mapNames() {
+		if !strings.Contains(doc, name) {
+			t.Errorf("the doc of map does not name %s: %q", name, doc)
+		}
 	}
 }
 

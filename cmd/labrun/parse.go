@@ -48,72 +48,32 @@ Kinds (expression function in parentheses):`
 // parseCmd shows what a playbook gets from captured tool output: the typed
 // result of a parser, as JSON.
 func parseCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	lines, fields, indent := false, false, -1 // indent: -1 when not chosen
-	var rest []string
-	for _, a := range args {
-		switch a {
-		case "--lines":
-			lines = true
-		case "--indent":
-			indent = 1
-		case "--compact":
-			indent = 0
-		case "--fields":
-			fields = true
-		case "-h", "--help":
-			printParseUsage(stderr)
-			return exitOK
-		default:
-			if strings.HasPrefix(a, "--") {
-				fmt.Fprintf(stderr, "labrun parse: unknown flag %s\n", a)
-				return exitInvalid
-			}
-			rest = append(rest, a)
-		}
+	o, code, ok := readParseArgs(args, stderr)
+	if !ok {
+		return code
 	}
-	if len(rest) == 0 || len(rest) > 2 {
-		printParseUsage(stderr)
-		return exitInvalid
-	}
-	p, ok := parse.Lookup(rest[0])
+	p, ok := parse.Lookup(o.args[0])
 	if !ok {
 		var kinds []string
 		for _, p := range parse.All {
 			kinds = append(kinds, p.Kind)
 		}
-		fmt.Fprintf(stderr, "labrun parse: unknown kind %q%s; run 'labrun parse' for the list\n", rest[0], diag.DidYouMean(rest[0], kinds))
+		fmt.Fprintf(stderr, "labrun parse: unknown kind %q%s; run 'labrun parse' for the list\n", o.args[0], diag.DidYouMean(o.args[0], kinds))
 		return exitInvalid
 	}
-	if fields {
-		if len(rest) != 1 {
+	if o.fields {
+		if len(o.args) != 1 {
 			fmt.Fprintln(stderr, "labrun parse: --fields takes the kind alone, no input")
 			return exitInvalid
 		}
 		return printType(typeref.Load(runner.DefaultFunctions()), p.Kind, "labrun parse", stdout, stderr)
 	}
-	in := stdin
-	var size int64
-	if len(rest) == 2 && rest[1] != "-" {
-		f, err := os.Open(rest[1])
-		if err != nil {
-			fmt.Fprintf(stderr, "labrun parse: %v\n", err)
-			return exitInvalid
-		}
-		defer f.Close()
-		if st, err := f.Stat(); err == nil {
-			size = st.Size()
-		}
-		in = f
-	}
-	// Read into a Builder sized from the file: its String() is the one
-	// copy of the text, which the parsers' results share.
-	var text strings.Builder
-	text.Grow(int(size) + 1)
-	if _, err := io.Copy(&text, in); err != nil {
+	text, err := readParseInput(o.args[1:], stdin)
+	if err != nil {
 		fmt.Fprintf(stderr, "labrun parse: %v\n", err)
 		return exitInvalid
 	}
-	body, skipped := captureBody(text.String())
+	body, skipped := captureBody(text)
 	v, err := p.Parse(body)
 	if err != nil {
 		var pe *parse.Error
@@ -129,6 +89,85 @@ func parseCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// 200,000 conntrack lines, 48 MB of text, instead of 200 MB), for
 	// little work.
 	debug.SetGCPercent(10)
+	if err := writeParsed(stdout, v, p.Records, o.lines, o.indent); err != nil {
+		fmt.Fprintf(stderr, "labrun parse: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// parseArgs is the command line of labrun parse.
+type parseArgs struct {
+	lines  bool // --lines: one JSON value per record
+	fields bool // --fields: the kind's fields and methods, not a result
+	indent int  // 1 for --indent, 0 for --compact, -1 when not chosen
+	// args are the kind and the input file, if given.
+	args []string
+}
+
+// readParseArgs reads the command line of labrun parse. Its flags are
+// read by hand, since a lone "-" names stdin. When the command line is
+// wrong or asks for help, ok is false and code is the exit code.
+func readParseArgs(args []string, stderr io.Writer) (o parseArgs, code int, ok bool) {
+	o.indent = -1
+	for _, a := range args {
+		switch a {
+		case "--lines":
+			o.lines = true
+		case "--indent":
+			o.indent = 1
+		case "--compact":
+			o.indent = 0
+		case "--fields":
+			o.fields = true
+		case "-h", "--help":
+			printParseUsage(stderr)
+			return o, exitOK, false
+		default:
+			if strings.HasPrefix(a, "--") {
+				fmt.Fprintf(stderr, "labrun parse: unknown flag %s\n", a)
+				return o, exitInvalid, false
+			}
+			o.args = append(o.args, a)
+		}
+	}
+	if len(o.args) == 0 || len(o.args) > 2 {
+		printParseUsage(stderr)
+		return o, exitInvalid, false
+	}
+	return o, 0, true
+}
+
+// readParseInput reads the text to parse: the file named by file, or
+// stdin when it is "-" or not given.
+func readParseInput(file []string, stdin io.Reader) (string, error) {
+	in := stdin
+	var size int64
+	if len(file) == 1 && file[0] != "-" {
+		f, err := os.Open(file[0])
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		in = f
+	}
+	// Read into a Builder sized from the file: its String() is the one
+	// copy of the text, which the parsers' results share.
+	var text strings.Builder
+	text.Grow(int(size) + 1)
+	if _, err := io.Copy(&text, in); err != nil {
+		return "", err
+	}
+	return text.String(), nil
+}
+
+// writeParsed writes a parser's result v to stdout as JSON: one value per
+// record with lines, else whole, indented when indent is 1, or when it is
+// -1 and stdout is a terminal. records names v's field of records.
+func writeParsed(stdout io.Writer, v any, records string, lines bool, indent int) error {
 	if indent < 0 {
 		indent = 0
 		if f, ok := stdout.(*os.File); ok && console.IsTerminal(f) {
@@ -136,19 +175,16 @@ func parseCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
+	var err error
 	if lines {
-		err = writeJSONLines(w, v, p.Records)
+		err = writeJSONLines(w, v, records)
 	} else {
-		err = writeJSON(w, v, p.Records, indent == 1)
-	}
-	if err == nil {
-		err = w.Flush()
+		err = writeJSON(w, v, records, indent == 1)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "labrun parse: %v\n", err)
-		return exitFailed
+		return err
 	}
-	return exitOK
+	return w.Flush()
 }
 
 // captureLine is a line of the header testbed/captures files start with

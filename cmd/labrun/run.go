@@ -17,6 +17,7 @@ import (
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/bpfmaps"
 	"github.com/labrun/labrun/internal/kube"
+	"github.com/labrun/labrun/internal/lang/syntax"
 	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/runner"
 	"github.com/spf13/pflag"
@@ -27,40 +28,9 @@ import (
 // with progress on stdout, and write the reports asked for. Ctrl-C stops
 // the running step and still runs finally.
 func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
-	name := "run"
-	if mode == actions.Check {
-		name = "check"
-	}
-	fs := newFlagSet(name, stderr, fmt.Sprintf("Usage: labrun %s PLAYBOOK [flags]\n\nFlags:\n", name))
-	var rf runFlags
-	rf.register(fs)
-	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json or junit; repeatable")
-	from := fs.String("from", "", "resume at this step, restoring earlier results from the journal in the output directory")
-	dryRun := fs.Bool("dry-run", false, "validate and print the plan; run nothing")
-	var taskArgs []string
-	var upto string
-	var quiet bool
-	if mode == actions.Check {
-		fs.StringArrayVar(&taskArgs, "task", nil, "grade only this task of the lab: its number or id; repeatable (other tasks are not graded)")
-		fs.StringVar(&upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
-		fs.BoolVarP(&quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
-	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	a, code, ok := readRunArgs(args, mode, stderr)
+	if !ok {
 		return code
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "labrun %s: expected exactly one playbook, got %d\n", name, fs.NArg())
-		return exitInvalid
-	}
-	type reportReq struct{ format, path string }
-	var reqs []reportReq
-	for _, r := range *reports {
-		format, path, ok := strings.Cut(r, "=")
-		if !ok || path == "" || (format != "json" && format != "junit") {
-			fmt.Fprintf(stderr, "labrun %s: --report %q: expected json=FILE or junit=FILE\n", name, r)
-			return exitInvalid
-		}
-		reqs = append(reqs, reportReq{format, path})
 	}
 	if mode == actions.Check && os.Getenv("GOGC") == "" {
 		// A check lives for a fraction of a second on every click of a
@@ -70,41 +40,97 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		// live heap keeps a check of the labs here well under 100 MB.
 		debug.SetGCPercent(400)
 	}
-	plan, err := runner.Load(fs.Arg(0), rf.options())
+	plan, err := runner.Load(a.playbook, a.options())
 	if err != nil {
 		return printLoadError(stderr, err)
 	}
-	only, err := plan.SelectTasks(taskArgs, upto)
+	only, err := plan.SelectTasks(a.tasks, a.upto)
 	if err != nil {
-		fmt.Fprintf(stderr, "labrun %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "labrun %s: %v\n", a.name, err)
 		return exitInvalid
 	}
-	if *dryRun {
+	if a.dryRun {
 		printPlan(stdout, plan)
 		return exitOK
 	}
+	return a.run(plan, mode, only, stdout, stderr)
+}
 
+// runArgs is the command line of labrun run or check.
+type runArgs struct {
+	runFlags
+	name     string // the command, run or check, for messages
+	playbook string
+	reports  []reportReq
+	from     string   // --from: the step to resume at
+	dryRun   bool     // --dry-run: print the plan, run nothing
+	tasks    []string // check's --task: the tasks to grade
+	upto     string   // check's --upto: grade the tasks up to this one
+}
+
+// reportReq is one --report: a report's format and the file it goes to.
+type reportReq struct{ format, path string }
+
+// readRunArgs reads the command line of labrun run or check (by mode).
+// When it is wrong or asks for help, ok is false and code is the exit code.
+func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs, code int, ok bool) {
+	a.name = "run"
+	if mode == actions.Check {
+		a.name = "check"
+	}
+	fs := newFlagSet(a.name, stderr, fmt.Sprintf("Usage: labrun %s PLAYBOOK [flags]\n\nFlags:\n", a.name))
+	a.register(fs)
+	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json or junit; repeatable")
+	fs.StringVar(&a.from, "from", "", "resume at this step, restoring earlier results from the journal in the output directory")
+	fs.BoolVar(&a.dryRun, "dry-run", false, "validate and print the plan; run nothing")
+	if mode == actions.Check {
+		fs.StringArrayVar(&a.tasks, "task", nil, "grade only this task of the lab: its number or id; repeatable (other tasks are not graded)")
+		fs.StringVar(&a.upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
+		fs.BoolVarP(&a.quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
+	}
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return a, code, false
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "labrun %s: expected exactly one playbook, got %d\n", a.name, fs.NArg())
+		return a, exitInvalid, false
+	}
+	a.playbook = fs.Arg(0)
+	for _, r := range *reports {
+		format, path, ok := strings.Cut(r, "=")
+		if !ok || path == "" || (format != "json" && format != "junit") {
+			fmt.Fprintf(stderr, "labrun %s: --report %q: expected json=FILE or junit=FILE\n", a.name, r)
+			return a, exitInvalid, false
+		}
+		a.reports = append(a.reports, reportReq{format, path})
+	}
+	return a, 0, true
+}
+
+// run runs plan in mode (grading only the tasks in only, when not nil), with
+// its progress on stdout, writes the reports asked for and returns the
+// exit code.
+func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task, stdout, stderr io.Writer) int {
 	// The run fills secrets with the values of secret variables and env
 	// names once it has read them; everything printed goes through it.
 	secrets := &secret.Redactor{}
-	live := rf.live(stdout)
+	live := a.live(stdout)
 	stdout, stderr = secrets.Writer(stdout), secrets.Writer(stderr)
 	ctx, stop := interruptible(plan, stderr)
 	defer stop()
-	r := rf.runner(plan, mode, stdout, live, secrets)
-	r.Observer = console.New(stdout, live && !quiet, rf.verbose, quiet)
+	r := a.runner(plan, mode, stdout, live, secrets)
 	r.Only = only
-	r.From = *from
-	r.EncodeResults = slices.ContainsFunc(reqs, func(rq reportReq) bool { return rq.format == "json" })
+	r.From = a.from
+	r.EncodeResults = slices.ContainsFunc(a.reports, func(rq reportReq) bool { return rq.format == "json" })
 	out, err := r.Run(ctx)
 	defer r.Runtime.Out.Close()
 	if err != nil {
-		fmt.Fprintf(stderr, "labrun %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "labrun %s: %v\n", a.name, err)
 		return exitInvalid
 	}
-	for _, rq := range reqs {
+	for _, rq := range a.reports {
 		if err := report.Write(rq.format, rq.path, out, r.Runtime.Out, secrets); err != nil {
-			fmt.Fprintf(stderr, "labrun %s: cannot write %s report: %v\n", name, rq.format, err)
+			fmt.Fprintf(stderr, "labrun %s: cannot write %s report: %v\n", a.name, rq.format, err)
 			return exitFailed
 		}
 	}
@@ -123,8 +149,12 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 type runFlags struct {
 	varFlags
 	verbose, noProgress, sequential bool
-	timeout                         time.Duration
-	kubeconfig, kubeContext         string
+	// quiet is check's --quiet, which readRunArgs registers: the console
+	// prints only a line per task graded and draws nothing live. run and
+	// test leave it false.
+	quiet                   bool
+	timeout                 time.Duration
+	kubeconfig, kubeContext string
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -154,7 +184,7 @@ func (f *runFlags) runner(plan *runner.Plan, mode actions.Mode, stdout io.Writer
 			Cluster: kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: f.kubeContext}),
 			BPFMaps: bpfmaps.Opener(),
 		},
-		Observer: console.New(stdout, live, f.verbose, false),
+		Observer: console.New(stdout, live && !f.quiet, f.verbose, f.quiet),
 		// Grading goes on after a wrong file, so the learner sees every
 		// problem at once.
 		KeepGoing:  mode == actions.Check,

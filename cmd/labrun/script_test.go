@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/schemacheck"
 )
 
@@ -23,9 +24,12 @@ var update = flag.Bool("update", false, "rewrite the expected output of script t
 // line, split on spaces) and "exit:" lines, then "-- name --" sections.
 // Sections other than stdout and stderr are written into a temporary
 // directory, $WORK, before labrun runs; stdout and stderr hold the
-// expected output with $WORK in place of that directory. A "files" section
-// lists output files (path relative to $WORK) whose content is compared to
-// the sections "want/<path>".
+// expected output with $WORK in place of that directory and $ACTIONS in
+// place of the registry's action names as messages list them ("agent,
+// apply, ..."): the registry stays the one list of actions, and a new
+// action changes no golden file. A "files" section lists output files
+// (path relative to $WORK) whose content is compared to the sections
+// "want/<path>".
 type script struct {
 	header   []string
 	sections []section
@@ -106,40 +110,13 @@ func runScript(t *testing.T, file string) {
 	}
 	s := parseScript(string(data))
 	work := t.TempDir()
-	var args []string
-	wantExit := 0
-	for _, h := range s.header {
-		switch {
-		case strings.HasPrefix(h, "args:"):
-			for _, a := range strings.Fields(strings.TrimPrefix(h, "args:")) {
-				args = append(args, strings.ReplaceAll(a, "$WORK", work))
-			}
-		case strings.HasPrefix(h, "exit:"):
-			wantExit, err = strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(h, "exit:")))
-			if err != nil {
-				t.Fatalf("bad exit line %q", h)
-			}
-		}
-	}
-	if len(args) == 0 {
-		t.Fatal("script has no args: line")
-	}
-	for _, sec := range s.sections {
-		if sec.name == "stdout" || sec.name == "stderr" || strings.HasPrefix(sec.name, "want/") {
-			continue
-		}
-		p := filepath.Join(work, sec.name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(strings.ReplaceAll(sec.body, "$WORK", work)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	args, wantExit := s.command(t, work)
+	s.writeInputs(t, work)
 	var stdout, stderr bytes.Buffer
 	code := Main(args, &stdout, &stderr)
 	clean := func(s string) string {
 		s = strings.ReplaceAll(s, work, "$WORK")
+		s = strings.ReplaceAll(s, actionList, "$ACTIONS")
 		// A long step's progress line appears every two seconds, so how
 		// many a run prints depends on the machine's speed: none is kept.
 		s = progressLines.ReplaceAllString(s, "")
@@ -164,28 +141,7 @@ func runScript(t *testing.T, file string) {
 	checkReports(t, work, reports)
 	checkRunStatus(t, work)
 	if *update {
-		for _, name := range []string{"stdout", "stderr"} {
-			if got[name] != "" {
-				s.set(name, got[name])
-			} else {
-				s.set(name, "")
-			}
-		}
-		for name, body := range got {
-			if strings.HasPrefix(name, "want/") {
-				s.set(name, body)
-			}
-		}
-		var hdr []string
-		for _, h := range s.header {
-			if !strings.HasPrefix(h, "exit:") {
-				hdr = append(hdr, h)
-			}
-		}
-		s.header = append(hdr, "exit: "+strconv.Itoa(code))
-		if err := os.WriteFile(file, []byte(s.format()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		s.rewrite(t, file, got, code)
 		return
 	}
 	if code != wantExit {
@@ -196,6 +152,79 @@ func runScript(t *testing.T, file string) {
 		if strings.TrimRight(g, "\n") != strings.TrimRight(want, "\n") {
 			t.Errorf("%s differs\n--- got ---\n%s\n--- want ---\n%s", name, g, want)
 		}
+	}
+}
+
+// actionList is every registered action's name as messages list them.
+var actionList = strings.Join(actions.Names(), ", ")
+
+// command returns the script's command line, $WORK replaced by work, and
+// the exit code it expects.
+func (s script) command(t *testing.T, work string) (args []string, wantExit int) {
+	t.Helper()
+	for _, h := range s.header {
+		switch {
+		case strings.HasPrefix(h, "args:"):
+			for _, a := range strings.Fields(strings.TrimPrefix(h, "args:")) {
+				args = append(args, strings.ReplaceAll(a, "$WORK", work))
+			}
+		case strings.HasPrefix(h, "exit:"):
+			var err error
+			wantExit, err = strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(h, "exit:")))
+			if err != nil {
+				t.Fatalf("bad exit line %q", h)
+			}
+		}
+	}
+	if len(args) == 0 {
+		t.Fatal("script has no args: line")
+	}
+	return args, wantExit
+}
+
+// writeInputs writes the script's input sections into work, $WORK
+// replaced by it.
+func (s script) writeInputs(t *testing.T, work string) {
+	t.Helper()
+	for _, sec := range s.sections {
+		if sec.name == "stdout" || sec.name == "stderr" || strings.HasPrefix(sec.name, "want/") {
+			continue
+		}
+		p := filepath.Join(work, sec.name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(sec.body, "$WORK", work)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// rewrite writes the script back to file with the output and exit code
+// the run had (-update).
+func (s script) rewrite(t *testing.T, file string, got map[string]string, code int) {
+	t.Helper()
+	for _, name := range []string{"stdout", "stderr"} {
+		if got[name] != "" {
+			s.set(name, got[name])
+		} else {
+			s.set(name, "")
+		}
+	}
+	for name, body := range got {
+		if strings.HasPrefix(name, "want/") {
+			s.set(name, body)
+		}
+	}
+	var hdr []string
+	for _, h := range s.header {
+		if !strings.HasPrefix(h, "exit:") {
+			hdr = append(hdr, h)
+		}
+	}
+	s.header = append(hdr, "exit: "+strconv.Itoa(code))
+	if err := os.WriteFile(file, []byte(s.format()), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -34,73 +34,23 @@ func benchParse(ctx context.Context, b *bench) ([]Row, error) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return nil, err
 	}
-	var want int
-	labrun, err := timeN(b.n, func() (time.Duration, error) {
-		runtime.GC()
-		start := time.Now()
-		l, err := parse.ParseCTList(text)
-		if err != nil {
-			return 0, err
-		}
-		want = l.Count(ctQueryDir, ctQueryPort)
-		d := time.Since(start)
-		if len(l.Entries) != 200_000 {
-			return 0, fmt.Errorf("ParseCTList: %d entries, want 200000", len(l.Entries))
-		}
-		return d, nil
-	})
+	labrun, want, err := timeCTParse(b, text)
 	if err != nil {
 		return nil, err
 	}
-	tool := func(argv ...string) ([]time.Duration, error) {
-		return timeN(b.n, func() (time.Duration, error) {
-			p, err := runProc(ctx, append(argv, path), procOpts{})
-			if err != nil {
-				return 0, err
-			}
-			if got, err := strconv.Atoi(strings.TrimSpace(string(p.stdout))); err != nil || got != want {
-				return 0, fmt.Errorf("%s counted %q, labrun %d", argv[0], p.stdout, want)
-			}
-			return p.wall, nil
-		})
-	}
-	awk, err := tool("awk", awkQuery)
+	awk, err := timeCTQuery(ctx, b, path, want, "awk", awkQuery)
 	if err != nil {
 		return nil, err
 	}
-	grep, err := tool("grep", "-c", "-E", grepQuery)
+	grep, err := timeCTQuery(ctx, b, path, want, "grep", "-c", "-E", grepQuery)
 	if err != nil {
 		return nil, err
 	}
-	// `labrun parse` as a whole process on the same file: read, parse,
-	// and the JSON of every entry streamed to /dev/null.
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	cliWall, cliRSS, err := timeParseCommand(ctx, b, path)
 	if err != nil {
 		return nil, err
 	}
-	defer devnull.Close()
-	var cliWall []time.Duration
-	var cliRSS []float64
-	for range b.n {
-		p, err := runProc(ctx, []string{b.labrun, "parse", "cilium-bpf-ct-list", path}, procOpts{stdout: devnull, rss: true})
-		if err != nil {
-			return nil, err
-		}
-		cliWall, cliRSS = append(cliWall, p.wall), append(cliRSS, mb(p.maxRSS))
-	}
-	// the service list, the other parser a lab reads tables of, at 200k
-	// lines (100k services with two backends each)
-	svcText := parsetest.ServiceLines(200_000)
-	svc, err := timeN(b.n, func() (time.Duration, error) {
-		runtime.GC()
-		start := time.Now()
-		l, err := parse.ParseServiceList(svcText)
-		d := time.Since(start)
-		if err == nil && len(l) != 100_000 {
-			err = fmt.Errorf("ParseServiceList: %d services, want 100000", len(l))
-		}
-		return d, err
-	})
+	svc, err := timeServiceParse(b)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +66,76 @@ func benchParse(ctx context.Context, b *bench) ([]Row, error) {
 		Row{Name: "`labrun parse cilium-bpf-ct-list` of the 200k entries to JSON, max RSS", Labrun: newSeries("labrun", "MB", cliRSS)}.withLimit(150),
 		Row{Name: "service list text, 200k lines (100k services, 2 backends each): parse", Labrun: durations("parse.ParseServiceList", "ms", svc)},
 	}, nil
+}
+
+// timeCTParse times parse.ParseCTList and the query over text, b.n times,
+// and returns the query's answer, which awk and grep must give too.
+func timeCTParse(b *bench, text string) (samples []time.Duration, want int, err error) {
+	samples, err = timeN(b.n, func() (time.Duration, error) {
+		runtime.GC()
+		start := time.Now()
+		l, err := parse.ParseCTList(text)
+		if err != nil {
+			return 0, err
+		}
+		want = l.Count(ctQueryDir, ctQueryPort)
+		d := time.Since(start)
+		if len(l.Entries) != 200_000 {
+			return 0, fmt.Errorf("ParseCTList: %d entries, want 200000", len(l.Entries))
+		}
+		return d, nil
+	})
+	return samples, want, err
+}
+
+// timeCTQuery times the tool argv answering the query over the file at
+// path, b.n times; its answer must be want.
+func timeCTQuery(ctx context.Context, b *bench, path string, want int, argv ...string) ([]time.Duration, error) {
+	return timeN(b.n, func() (time.Duration, error) {
+		p, err := runProc(ctx, append(argv, path), procOpts{})
+		if err != nil {
+			return 0, err
+		}
+		if got, err := strconv.Atoi(strings.TrimSpace(string(p.stdout))); err != nil || got != want {
+			return 0, fmt.Errorf("%s counted %q, labrun %d", argv[0], p.stdout, want)
+		}
+		return p.wall, nil
+	})
+}
+
+// timeParseCommand times `labrun parse` as a whole process on the file
+// at path, b.n times: read, parse, and the JSON of every entry streamed to
+// /dev/null. It returns the wall times and the peak RSS in MB.
+func timeParseCommand(ctx context.Context, b *bench, path string) (wall []time.Duration, rss []float64, err error) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer devnull.Close()
+	for range b.n {
+		p, err := runProc(ctx, []string{b.labrun, "parse", "cilium-bpf-ct-list", path}, procOpts{stdout: devnull, rss: true})
+		if err != nil {
+			return nil, nil, err
+		}
+		wall, rss = append(wall, p.wall), append(rss, mb(p.maxRSS))
+	}
+	return wall, rss, nil
+}
+
+// timeServiceParse times parse.ParseServiceList, the other parser a lab
+// reads tables of, at 200k lines (100k services with two backends each).
+func timeServiceParse(b *bench) ([]time.Duration, error) {
+	svcText := parsetest.ServiceLines(200_000)
+	return timeN(b.n, func() (time.Duration, error) {
+		runtime.GC()
+		start := time.Now()
+		l, err := parse.ParseServiceList(svcText)
+		d := time.Since(start)
+		if err == nil && len(l) != 100_000 {
+			err = fmt.Errorf("ParseServiceList: %d services, want 100000", len(l))
+		}
+		return d, err
+	})
 }
 
 // ctLines200k is the same input as parse's own benchmark: 200k
