@@ -208,80 +208,96 @@ func parseLBListText(text string) (LBList, error) {
 				return LBList{}, newError(kindLBList, r.num, line, "this is --source-ranges output; the default listing, --frontends, --backends and --revnat are read")
 			}
 		}
-		if mode, ok, err := l.addOtherRow(line); ok || err != nil {
-			if err != nil {
-				return LBList{}, newError(kindLBList, r.num, line, err.Error())
-			}
-			if l.Mode != "" && l.Mode != mode {
-				return LBList{}, newError(kindLBList, r.num, line, "a --"+mode+" row among "+l.Mode+" rows")
-			}
-			l.Mode = mode
-			continue
-		}
-		indented := line[0] == ' ' || line[0] == '\t'
-		f := strings.Fields(line)
-		if indented {
-			// Grouped layout: another value of the current key.
-			if current == nil {
-				return LBList{}, newError(kindLBList, r.num, line, "value line before any service address")
-			}
-			e, err := parseLBValue(strings.TrimSpace(line), *current, -1)
-			if err != nil {
-				return LBList{}, newError(kindLBList, r.num, line, err.Error())
-			}
-			l.Layout = "grouped"
-			l.Entries = append(l.Entries, e)
-			continue
-		}
-		fe, err := ParseL4Addr(f[0])
-		if err != nil {
-			return LBList{}, newError(kindLBList, r.num, line, `expected "ip:port/PROTO (slot)" as service address, or the header "SERVICE ADDRESS   BACKEND ADDRESS ..."`)
-		}
-		if len(f) >= 2 && isParenInt(f[1]) {
-			slot, _ := strconv.Atoi(f[1][1 : len(f[1])-1])
-			_, afterKey := cutField(line)
-			_, value := cutField(afterKey)
-			value = strings.TrimSpace(value)
-			if value == "" {
-				return LBList{}, newError(kindLBList, r.num, line, "service address without value")
-			}
-			e, err := parseLBValue(value, fe, slot)
-			if err != nil {
-				return LBList{}, newError(kindLBList, r.num, line, err.Error())
-			}
-			if l.Layout == "" {
-				l.Layout = "slots"
-			}
-			if l.Mode != "" && l.Mode != "services" {
-				return LBList{}, newError(kindLBList, r.num, line, "a service row among "+l.Mode+" rows")
-			}
-			l.Mode = "services"
-			l.Entries = append(l.Entries, e)
-			current = nil
-			continue
-		}
-		// Grouped layout: key then its first value on the same line.
-		if len(f) < 2 {
-			return LBList{}, newError(kindLBList, r.num, line, "service address without value")
-		}
-		feCopy := fe
-		current = &feCopy
-		_, value := cutField(line)
-		e, err := parseLBValue(strings.TrimSpace(value), fe, -1)
-		if err != nil {
+		if err := l.addTextRow(line, &current); err != nil {
 			return LBList{}, newError(kindLBList, r.num, line, err.Error())
 		}
-		l.Layout = "grouped"
-		if l.Mode != "" && l.Mode != "services" {
-			return LBList{}, newError(kindLBList, r.num, line, "a service row among "+l.Mode+" rows")
-		}
-		l.Mode = "services"
-		l.Entries = append(l.Entries, e)
 	}
 	if !sawLine {
 		return LBList{}, newError(kindLBList, 0, "", "empty input")
 	}
 	return l, nil
+}
+
+// addTextRow reads one non-blank row of the table: a row of --frontends,
+// --backends or --revnat, or one of the default listing in either layout.
+// current is the key of the grouped layout's indented value lines, which
+// a key row sets.
+func (l *LBList) addTextRow(line string, current **L4Addr) error {
+	if mode, ok, err := l.addOtherRow(line); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		if l.Mode != "" && l.Mode != mode {
+			return errString("a --" + mode + " row among " + l.Mode + " rows")
+		}
+		l.Mode = mode
+		return nil
+	}
+	if line[0] == ' ' || line[0] == '\t' {
+		// Grouped layout: another value of the current key.
+		if *current == nil {
+			return errString("value line before any service address")
+		}
+		e, err := parseLBValue(strings.TrimSpace(line), **current, -1)
+		if err != nil {
+			return err
+		}
+		l.Layout = "grouped"
+		l.Entries = append(l.Entries, e)
+		return nil
+	}
+	f := strings.Fields(line)
+	fe, err := ParseL4Addr(f[0])
+	if err != nil {
+		return errString(`expected "ip:port/PROTO (slot)" as service address, or the header "SERVICE ADDRESS   BACKEND ADDRESS ..."`)
+	}
+	if len(f) >= 2 && isParenInt(f[1]) {
+		*current = nil
+		return l.addSlotRow(line, fe, f[1])
+	}
+	// Grouped layout: key then its first value on the same line.
+	if len(f) < 2 {
+		return errString("service address without value")
+	}
+	*current = &fe
+	_, value := cutField(line)
+	e, err := parseLBValue(strings.TrimSpace(value), fe, -1)
+	if err != nil {
+		return err
+	}
+	l.Layout = "grouped"
+	return l.addService(e)
+}
+
+// addSlotRow reads a row of the slots layout of Cilium 1.15 and later:
+// the frontend fe, its slot ("(1)") and the value.
+func (l *LBList) addSlotRow(line string, fe L4Addr, slotField string) error {
+	slot, _ := strconv.Atoi(slotField[1 : len(slotField)-1])
+	_, afterKey := cutField(line)
+	_, value := cutField(afterKey)
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return errString("service address without value")
+	}
+	e, err := parseLBValue(value, fe, slot)
+	if err != nil {
+		return err
+	}
+	if l.Layout == "" {
+		l.Layout = "slots"
+	}
+	return l.addService(e)
+}
+
+// addService appends an entry of the default listing, which a row of
+// --frontends, --backends or --revnat before it contradicts.
+func (l *LBList) addService(e LBEntry) error {
+	if l.Mode != "" && l.Mode != "services" {
+		return errString("a service row among " + l.Mode + " rows")
+	}
+	l.Mode = "services"
+	l.Entries = append(l.Entries, e)
+	return nil
 }
 
 // addOtherRow reads a row of --frontends, --backends or --revnat, telling
