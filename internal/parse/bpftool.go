@@ -188,28 +188,7 @@ func parseNetLine(section, t string) ([]NetAttachment, bool) {
 		}
 		return nil, false
 	case "netfilter":
-		// "ip prerouting prio -128 [flags 0x1] prog_id 10"
-		a := NetAttachment{Section: section, Attach: section}
-		i := 0
-		for ; i < len(f) && f[i] != "prio"; i++ {
-		}
-		if i == 0 || i+1 >= len(f) {
-			return nil, false
-		}
-		a.Hook = strings.Join(f[:i], " ")
-		p, err := strconv.Atoi(f[i+1])
-		if err != nil {
-			return nil, false
-		}
-		a.Priority = p
-		for j := i + 2; j+1 < len(f); j++ {
-			if f[j] == "prog_id" {
-				if a.ProgID, err = strconv.Atoi(f[j+1]); err != nil {
-					return nil, false
-				}
-			}
-		}
-		return []NetAttachment{a}, a.ProgID != 0
+		return netNetfilterLine(f)
 	}
 	if len(f) < 2 {
 		return nil, false
@@ -219,21 +198,58 @@ func parseNetLine(section, t string) ([]NetAttachment, bool) {
 		return nil, false
 	}
 	if section == "xdp" {
-		// "eth0(2) driver id 42", multi: "eth0(2) generic id 1 driver id 2"
-		var out []NetAttachment
-		for i := 1; i < len(f); i += 3 {
-			if i+2 >= len(f) || f[i+1] != "id" {
-				return nil, false
-			}
-			id, err := strconv.Atoi(f[i+2])
-			if err != nil {
-				return nil, false
-			}
-			out = append(out, NetAttachment{Section: section, Device: dev, Ifindex: idx, Attach: "xdp", Mode: f[i], ProgID: id})
-		}
-		return out, len(out) > 0
+		return netXDPLine(f, dev, idx)
 	}
-	// tc and anything shaped like it: "dev(idx) kind [name] key value ..."
+	return netTCLine(section, f, dev, idx)
+}
+
+// netNetfilterLine reads the words of a netfilter line:
+// "ip prerouting prio -128 [flags 0x1] prog_id 10".
+func netNetfilterLine(f []string) ([]NetAttachment, bool) {
+	a := NetAttachment{Section: "netfilter", Attach: "netfilter"}
+	i := 0
+	for ; i < len(f) && f[i] != "prio"; i++ {
+	}
+	if i == 0 || i+1 >= len(f) {
+		return nil, false
+	}
+	a.Hook = strings.Join(f[:i], " ")
+	p, err := strconv.Atoi(f[i+1])
+	if err != nil {
+		return nil, false
+	}
+	a.Priority = p
+	for j := i + 2; j+1 < len(f); j++ {
+		if f[j] == "prog_id" {
+			if a.ProgID, err = strconv.Atoi(f[j+1]); err != nil {
+				return nil, false
+			}
+		}
+	}
+	return []NetAttachment{a}, a.ProgID != 0
+}
+
+// netXDPLine reads the words of an xdp line, f[0] being the device
+// dev(idx): "eth0(2) driver id 42", several modes at once
+// "eth0(2) generic id 1 driver id 2".
+func netXDPLine(f []string, dev string, idx int) ([]NetAttachment, bool) {
+	var out []NetAttachment
+	for i := 1; i < len(f); i += 3 {
+		if i+2 >= len(f) || f[i+1] != "id" {
+			return nil, false
+		}
+		id, err := strconv.Atoi(f[i+2])
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, NetAttachment{Section: "xdp", Device: dev, Ifindex: idx, Attach: "xdp", Mode: f[i], ProgID: id})
+	}
+	return out, len(out) > 0
+}
+
+// netTCLine reads the words of a tc line, or of any section's line shaped
+// like it: "dev(idx) kind [name] key value ...".
+func netTCLine(section string, f []string, dev string, idx int) ([]NetAttachment, bool) {
 	a := NetAttachment{Section: section, Device: dev, Ifindex: idx, Attach: f[1]}
 	i := 2
 	if i < len(f) && f[i] != "id" && f[i] != "prog_id" {
