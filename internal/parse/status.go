@@ -307,10 +307,6 @@ func (d *KPRDetails) addLine(line string, parent *string) error {
 	return nil
 }
 
-type errString string
-
-func (e errString) Error() string { return string(e) }
-
 // splitLabel cuts "Label:<spaces>value" at the first colon that ends the
 // line or is followed by whitespace. Values may contain colons themselves
 // ("Routing: Network: Native Host: BPF", "Kubernetes APIs: [\"cilium/v2::...\"]"),
