@@ -169,33 +169,57 @@ func decodeCTRange(c *ctChunk, cache flagNameCache) {
 // fmt.Sprintf format strings. Src/Dst/SrcIP/DstIP are substrings of Line,
 // so an entry costs one string allocation.
 func decodeCT(e *entries.CTEntry, mapName string, k *rawCTTuple4, v *rawCTEntry, b []byte, cache flagNameCache) []byte {
+	e.Map = mapName
+	src, dst := decodeCTKey(e, k)
+	decodeCTValue(e, v, cache)
+	var at ctTupleSpans
+	b, at = appendCTTuple(b, e, src, dst)
+	b = appendCTValue(b, e)
+	line := string(b)
+	e.Line = line
+	e.Src = line[at.src:at.srcEnd]
+	e.SrcIP = line[at.src:at.srcIPEnd]
+	e.Dst = line[at.dst:at.dstEnd]
+	e.DstIP = line[at.dst:at.dstIPEnd]
+	return b
+}
+
+// ctEndpoint is one side of a tuple as the line prints it.
+type ctEndpoint struct {
+	ip   []byte
+	port uint16
+}
+
+// decodeCTKey fills the tuple's fields of e from the raw key and returns
+// its two sides in the order cilium-dbg prints them, mirroring
+// CtKey4Global.Dump(sb, reverse=true).
+func decodeCTKey(e *entries.CTEntry, k *rawCTTuple4) (src, dst ctEndpoint) {
 	daddr, saddr := k[0:4], k[4:8]
 	dport := netEndian.Uint16(k[8:10])
 	sport := netEndian.Uint16(k[10:12])
-	proto := k[12]
 	tf := k[13]
 
-	e.Map = mapName
-	e.Protocol = protoName(proto)
+	e.Protocol = protoName(k[12])
 	e.TupleFlags = tf
 	e.Related = tf&tupleFRelated != 0
-
-	// Orientation, mirroring CtKey4Global.Dump(sb, reverse=true).
-	var srcA, dstA []byte
-	var srcP, dstP uint16
 	switch {
 	case tf&tupleFService != 0:
 		e.Direction = "SVC"
-		srcA, srcP, dstA, dstP = saddr, dport, daddr, sport
+		src, dst = ctEndpoint{saddr, dport}, ctEndpoint{daddr, sport}
 	case tf&tupleFIn != 0:
 		e.Direction = "IN"
-		srcA, srcP, dstA, dstP = daddr, sport, saddr, dport
+		src, dst = ctEndpoint{daddr, sport}, ctEndpoint{saddr, dport}
 	default:
 		e.Direction = "OUT"
-		srcA, srcP, dstA, dstP = daddr, sport, saddr, dport
+		src, dst = ctEndpoint{daddr, sport}, ctEndpoint{saddr, dport}
 	}
-	e.SrcPort, e.DstPort = srcP, dstP
+	e.SrcPort, e.DstPort = src.port, dst.port
+	return src, dst
+}
 
+// decodeCTValue fills the entry's counters and flags from the raw value,
+// after decodeCTKey: an SVC entry has no NAT address.
+func decodeCTValue(e *entries.CTEntry, v *rawCTEntry, cache flagNameCache) {
 	e.BackendID = hostEndian.Uint64(v[8:16])
 	e.Packets = hostEndian.Uint64(v[16:24])
 	e.Bytes = hostEndian.Uint64(v[24:32])
@@ -213,34 +237,50 @@ func decodeCT(e *entries.CTEntry, mapName string, k *rawCTTuple4, v *rawCTEntry,
 	if e.Direction != "SVC" && (v[12]|v[13]|v[14]|v[15]) != 0 {
 		e.NatAddr = ipv4String(v[12:16])
 	}
+}
 
-	// "%s %s %s:%d -> %s:%d " [+ "related "]
+// ctTupleSpans are the offsets in the line of the two sides, "ip:port",
+// and of the end of their IPs, for the entry's substrings of Line.
+type ctTupleSpans struct {
+	src, srcIPEnd, srcEnd int
+	dst, dstIPEnd, dstEnd int
+}
+
+// appendCTTuple appends the line's head, "%s %s %s:%d -> %s:%d " [+
+// "related "], and tells where the two sides are.
+func appendCTTuple(b []byte, e *entries.CTEntry, src, dst ctEndpoint) ([]byte, ctTupleSpans) {
+	var at ctTupleSpans
 	b = append(b, e.Protocol...)
 	b = append(b, ' ')
 	b = append(b, e.Direction...)
 	b = append(b, ' ')
-	srcStart := len(b)
-	b = appendIPv4(b, srcA)
-	srcIPEnd := len(b)
+	at.src = len(b)
+	b = appendIPv4(b, src.ip)
+	at.srcIPEnd = len(b)
 	b = append(b, ':')
-	b = strconv.AppendUint(b, uint64(srcP), 10)
-	srcEnd := len(b)
+	b = strconv.AppendUint(b, uint64(src.port), 10)
+	at.srcEnd = len(b)
 	b = append(b, " -> "...)
-	dstStart := len(b)
-	b = appendIPv4(b, dstA)
-	dstIPEnd := len(b)
+	at.dst = len(b)
+	b = appendIPv4(b, dst.ip)
+	at.dstIPEnd = len(b)
 	b = append(b, ':')
-	b = strconv.AppendUint(b, uint64(dstP), 10)
-	dstEnd := len(b)
+	b = strconv.AppendUint(b, uint64(dst.port), 10)
+	at.dstEnd = len(b)
 	b = append(b, ' ')
 	if e.Related {
 		b = append(b, "related "...)
 	}
+	return b, at
+}
 
-	// CtEntry.StringWithTimeDiff(nil), minus the final "\n":
-	// "expires=%d Packets=%d Bytes=%d RxFlagsSeen=%#02x LastRxReport=%d
-	//  TxFlagsSeen=%#02x LastTxReport=%d %s RevNAT=%d SourceSecurityID=%d
-	//  BackendID=%d NatPort=%d "
+// appendCTValue appends CtEntry.StringWithTimeDiff(nil), minus the final
+// "\n":
+//
+//	"expires=%d Packets=%d Bytes=%d RxFlagsSeen=%#02x LastRxReport=%d
+//	 TxFlagsSeen=%#02x LastTxReport=%d %s RevNAT=%d SourceSecurityID=%d
+//	 BackendID=%d NatPort=%d "
+func appendCTValue(b []byte, e *entries.CTEntry) []byte {
 	b = append(b, "expires="...)
 	b = strconv.AppendUint(b, uint64(e.Lifetime), 10)
 	b = append(b, " Packets="...)
@@ -277,15 +317,7 @@ func decodeCT(e *entries.CTEntry, mapName string, k *rawCTTuple4, v *rawCTEntry,
 	b = strconv.AppendUint(b, e.BackendID, 10)
 	b = append(b, " NatPort="...)
 	b = strconv.AppendUint(b, uint64(e.NatPort), 10)
-	b = append(b, ' ')
-
-	line := string(b)
-	e.Line = line
-	e.Src = line[srcStart:srcEnd]
-	e.SrcIP = line[srcStart:srcIPEnd]
-	e.Dst = line[dstStart:dstEnd]
-	e.DstIP = line[dstStart:dstIPEnd]
-	return b
+	return append(b, ' ')
 }
 
 // appendHex appends v like fmt's %#0Nx: "0x" then at least digits

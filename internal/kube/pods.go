@@ -102,14 +102,7 @@ func resolvePod(ctx context.Context, cs objectReader, q cluster.PodTarget) (*cor
 			return nil, fmt.Errorf("resolve pod %q: no name after %q", q.Pod, kind+"/")
 		}
 		if k == "pod" {
-			p := &corev1.Pod{}
-			if err := cs.get(ctx, "pods", ns, name, p); err != nil {
-				return nil, wrapErr(err, "resolve pod", describe("Pod", ns, name), nil)
-			}
-			if q.Node != "" && p.Spec.NodeName != q.Node {
-				return nil, fmt.Errorf("resolve pod %q in namespace %q: it runs on node %q, not %q", name, ns, p.Spec.NodeName, q.Node)
-			}
-			return p, nil
+			return namedPod(ctx, cs, ns, name, q.Node)
 		}
 		s, err := workloadSelector(ctx, cs, ns, k, name)
 		if err != nil {
@@ -127,6 +120,26 @@ func resolvePod(ctx context.Context, cs objectReader, q cluster.PodTarget) (*cor
 		return nil, fmt.Errorf("resolve pod: no pod name, workload or label selector given")
 	}
 
+	return bestPod(ctx, cs, ns, sel, what, q.Node, byNode)
+}
+
+// namedPod gets the pod called name, which must run on node when node is
+// set.
+func namedPod(ctx context.Context, cs objectReader, ns, name, node string) (*corev1.Pod, error) {
+	p := &corev1.Pod{}
+	if err := cs.get(ctx, "pods", ns, name, p); err != nil {
+		return nil, wrapErr(err, "resolve pod", describe("Pod", ns, name), nil)
+	}
+	if node != "" && p.Spec.NodeName != node {
+		return nil, fmt.Errorf("resolve pod %q in namespace %q: it runs on node %q, not %q", name, ns, p.Spec.NodeName, node)
+	}
+	return p, nil
+}
+
+// bestPod lists the pods sel selects (what names them in errors), keeps
+// those on node when node is set, and returns the first in resolvePod's
+// order: podLess, after the node's name when byNode.
+func bestPod(ctx context.Context, cs objectReader, ns string, sel labels.Selector, what, node string, byNode bool) (*corev1.Pod, error) {
 	list, err := cs.listPods(ctx, ns, sel.String())
 	if err != nil {
 		return nil, wrapErr(err, "resolve pod for", fmt.Sprintf("%s in namespace %q", what, ns), nil)
@@ -134,14 +147,14 @@ func resolvePod(ctx context.Context, cs objectReader, q cluster.PodTarget) (*cor
 	var cands []*corev1.Pod
 	for i := range list.Items {
 		p := &list.Items[i]
-		if q.Node != "" && p.Spec.NodeName != q.Node {
+		if node != "" && p.Spec.NodeName != node {
 			continue
 		}
 		cands = append(cands, p)
 	}
 	if len(cands) == 0 {
-		if q.Node != "" {
-			return nil, fmt.Errorf("resolve pod for %s in namespace %q: no pod on node %q (%d pods match elsewhere)", what, ns, q.Node, len(list.Items))
+		if node != "" {
+			return nil, fmt.Errorf("resolve pod for %s in namespace %q: no pod on node %q (%d pods match elsewhere)", what, ns, node, len(list.Items))
 		}
 		return nil, fmt.Errorf("resolve pod for %s in namespace %q: no pods match", what, ns)
 	}

@@ -98,6 +98,7 @@ type waiter struct {
 	what    string
 	last    []map[string]any
 	lastErr error
+	delay   time.Duration // the next backoff after a failure
 }
 
 func (w *waiter) timeout(ctx context.Context) error {
@@ -115,99 +116,108 @@ func (w *waiter) timeout(ctx context.Context) error {
 	return e
 }
 
+// run resolves the kind, then lists and watches (round) until cond holds,
+// the server refuses for good, or ctx ends.
 func (w *waiter) run(ctx context.Context) ([]map[string]any, error) {
-	delay := waitRetryMin
-	retry := func(err error) error {
-		w.lastErr = err
-		t := time.NewTimer(delay)
-		defer t.Stop()
-		delay = min(delay*2, waitRetryMax)
-		select {
-		case <-ctx.Done():
-			return w.timeout(ctx)
-		case <-t.C:
-			return nil
-		}
-	}
-
-	// Resolve the kind; a kind that is not served yet (CRD still being
-	// installed) is retried like any other transient failure.
-	var t target
-	for {
-		var err error
-		t, err = w.c.resource(ctx, w.opts.APIVersion, w.opts.Kind, w.opts.Namespace, w.opts.AllNamespaces)
-		if err == nil {
-			break
-		}
-		if !noMatch(err) {
-			return nil, err
-		}
-		if err := retry(err); err != nil {
-			return nil, err
-		}
+	w.delay = waitRetryMin
+	t, err := w.resolve(ctx)
+	if err != nil {
+		return nil, err
 	}
 	w.what = describeSet(t, w.opts)
-
 	for {
 		if ctx.Err() != nil {
 			return nil, w.timeout(ctx)
 		}
-		list, err := t.ri.List(ctx, w.lo)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, w.timeout(ctx)
-			}
-			err = w.c.wrap(err, "list", w.what)
-			if permanent(err) {
-				return nil, err
-			}
-			if err := retry(err); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		objs := make(map[string]map[string]any, len(list.Items))
-		for i := range list.Items {
-			objs[objectKey(list.Items[i].Object)] = list.Items[i].Object
-		}
-		if done, res, err := w.evaluate(objs); done || err != nil {
+		if res, done, err := w.round(ctx, t); done || err != nil {
 			return res, err
 		}
+	}
+}
 
-		lo := w.lo
-		lo.ResourceVersion = list.GetResourceVersion()
-		lo.AllowWatchBookmarks = true
-		watcher, err := t.ri.Watch(ctx, lo)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, w.timeout(ctx)
-			}
-			err = w.c.wrap(err, "watch", w.what)
-			if permanent(err) {
-				return nil, err
-			}
-			if err := retry(err); err != nil {
-				return nil, err
-			}
-			continue
+// resolve finds the kind's resource; a kind that is not served yet (CRD
+// still being installed) is retried like any other transient failure.
+func (w *waiter) resolve(ctx context.Context) (target, error) {
+	for {
+		t, err := w.c.resource(ctx, w.opts.APIVersion, w.opts.Kind, w.opts.Namespace, w.opts.AllNamespaces)
+		if err == nil {
+			return t, nil
 		}
-		res, done, err := w.watch(ctx, watcher, objs)
-		watcher.Stop()
-		if done || err != nil {
-			return res, err
+		if !noMatch(err) {
+			return target{}, err
 		}
-		if ctx.Err() != nil {
-			return nil, w.timeout(ctx)
+		if err := w.retry(ctx, err); err != nil {
+			return target{}, err
 		}
-		if w.lastErr != nil {
-			// The watch failed with an error other than 410 Gone: back off
-			// before listing again so that a failing server is not hammered.
-			if err := retry(w.lastErr); err != nil {
-				return nil, err
-			}
-		} else {
-			delay = waitRetryMin
-		}
+	}
+}
+
+// round lists, evaluates cond, then watches from the list's
+// resourceVersion until cond holds (done) or the watch ends. With done
+// false and a nil error, run lists again.
+func (w *waiter) round(ctx context.Context, t target) ([]map[string]any, bool, error) {
+	list, err := t.ri.List(ctx, w.lo)
+	if err != nil {
+		return nil, false, w.requestFailed(ctx, err, "list")
+	}
+	objs := make(map[string]map[string]any, len(list.Items))
+	for i := range list.Items {
+		objs[objectKey(list.Items[i].Object)] = list.Items[i].Object
+	}
+	if done, res, err := w.evaluate(objs); done || err != nil {
+		return res, true, err
+	}
+
+	lo := w.lo
+	lo.ResourceVersion = list.GetResourceVersion()
+	lo.AllowWatchBookmarks = true
+	watcher, err := t.ri.Watch(ctx, lo)
+	if err != nil {
+		return nil, false, w.requestFailed(ctx, err, "watch")
+	}
+	res, done, err := w.watch(ctx, watcher, objs)
+	watcher.Stop()
+	if done || err != nil {
+		return res, done, err
+	}
+	if ctx.Err() != nil {
+		return nil, false, w.timeout(ctx)
+	}
+	if w.lastErr != nil {
+		// The watch failed with an error other than 410 Gone: back off
+		// before listing again so that a failing server is not hammered.
+		return nil, false, w.retry(ctx, w.lastErr)
+	}
+	w.delay = waitRetryMin
+	return nil, false, nil
+}
+
+// requestFailed handles a failed list or watch (verb): the wait ends when
+// ctx ended or the server refused for good; otherwise, after the backoff,
+// it returns nil and run lists again.
+func (w *waiter) requestFailed(ctx context.Context, err error, verb string) error {
+	if ctx.Err() != nil {
+		return w.timeout(ctx)
+	}
+	err = w.c.wrap(err, verb, w.what)
+	if permanent(err) {
+		return err
+	}
+	return w.retry(ctx, err)
+}
+
+// retry records err and waits the current backoff delay, doubling it up
+// to waitRetryMax; it returns the wait's error when ctx ends first.
+func (w *waiter) retry(ctx context.Context, err error) error {
+	w.lastErr = err
+	t := time.NewTimer(w.delay)
+	defer t.Stop()
+	w.delay = min(w.delay*2, waitRetryMax)
+	select {
+	case <-ctx.Done():
+		return w.timeout(ctx)
+	case <-t.C:
+		return nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"sync"
@@ -134,74 +135,97 @@ func (e *wsExecutor) StreamWithContext(ctx context.Context, opts clientremotecom
 // runWSStream drives one exec stream over an upgraded connection until the
 // server sends the status and closes, the connection fails, or ctx ends.
 func runWSStream(ctx context.Context, conn *gwebsocket.Conn, opts clientremotecommand.StreamOptions) error {
-	var writeMu sync.Mutex // gorilla allows one writer at a time
-	write := func(msg []byte) error {
-		writeMu.Lock()
-		defer writeMu.Unlock()
-		if err := conn.SetWriteDeadline(time.Now().Add(wsWriteWait)); err != nil {
-			return err
-		}
-		return conn.WriteMessage(gwebsocket.BinaryMessage, msg)
+	s := &wsStream{conn: conn, done: make(chan struct{})}
+	defer close(s.done)
+	defer s.close()
+	go s.closeOnCancel(ctx)
+	s.heartbeat()
+	if opts.Stdin != nil {
+		go s.sendStdin(opts.Stdin)
 	}
+	return s.receive(ctx, opts)
+}
 
-	done := make(chan struct{})
-	defer close(done)
-	// Closing the connection is the only way to interrupt a blocked read.
-	var closeOnce sync.Once
-	closeConn := func() { closeOnce.Do(func() { conn.Close() }) }
-	defer closeConn()
-	go func() {
-		select {
-		case <-ctx.Done():
-			closeConn()
-		case <-done:
-		}
-	}()
+// wsStream is one exec stream's connection and what its goroutines share.
+type wsStream struct {
+	conn      *gwebsocket.Conn
+	writeMu   sync.Mutex    // gorilla allows one writer at a time
+	closeOnce sync.Once     // the connection is closed once, by whoever ends first
+	done      chan struct{} // closed when runWSStream returns
+}
 
-	_ = conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
-	conn.SetPongHandler(func(string) error {
-		return conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
+// write sends one binary message.
+func (s *wsStream) write(msg []byte) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.conn.SetWriteDeadline(time.Now().Add(wsWriteWait)); err != nil {
+		return err
+	}
+	return s.conn.WriteMessage(gwebsocket.BinaryMessage, msg)
+}
+
+// close closes the connection, the only way to interrupt a blocked read.
+func (s *wsStream) close() { s.closeOnce.Do(func() { s.conn.Close() }) }
+
+// closeOnCancel closes the connection when ctx ends before the stream.
+func (s *wsStream) closeOnCancel(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		s.close()
+	case <-s.done:
+	}
+}
+
+// heartbeat sets the read deadline that every message and pong pushes
+// back, and pings every wsPingPeriod until the stream ends.
+func (s *wsStream) heartbeat() {
+	_ = s.conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
+	s.conn.SetPongHandler(func(string) error {
+		return s.conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
 	})
 	go func() {
 		t := time.NewTicker(wsPingPeriod)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-s.done:
 				return
 			case <-t.C:
-				if err := conn.WriteControl(gwebsocket.PingMessage, nil, time.Now().Add(wsWriteWait)); err != nil {
+				if err := s.conn.WriteControl(gwebsocket.PingMessage, nil, time.Now().Add(wsWriteWait)); err != nil {
 					return
 				}
 			}
 		}
 	}()
+}
 
-	if opts.Stdin != nil {
-		go func() {
-			buf := make([]byte, 32*1024+1)
-			for {
-				n, err := opts.Stdin.Read(buf[1:])
-				if n > 0 {
-					buf[0] = chanStdin
-					if werr := write(buf[:n+1]); werr != nil {
-						return
-					}
-				}
-				if err != nil {
-					// End of input (or a failing reader): half-close stdin
-					// so the command sees EOF.
-					_ = write([]byte{chanClose, chanStdin})
-					return
-				}
+// sendStdin copies stdin to the stdin channel, then half-closes it.
+func (s *wsStream) sendStdin(stdin io.Reader) {
+	buf := make([]byte, 32*1024+1)
+	for {
+		n, err := stdin.Read(buf[1:])
+		if n > 0 {
+			buf[0] = chanStdin
+			if werr := s.write(buf[:n+1]); werr != nil {
+				return
 			}
-		}()
+		}
+		if err != nil {
+			// End of input (or a failing reader): half-close stdin
+			// so the command sees EOF.
+			_ = s.write([]byte{chanClose, chanStdin})
+			return
+		}
 	}
+}
 
+// receive reads messages until the status arrives or the connection ends,
+// copying stdout and stderr to opts.
+func (s *wsStream) receive(ctx context.Context, opts clientremotecommand.StreamOptions) error {
 	var status []byte
 	gotStatus := false
 	for {
-		typ, msg, err := conn.ReadMessage()
+		typ, msg, err := s.conn.ReadMessage()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -215,7 +239,7 @@ func runWSStream(ctx context.Context, conn *gwebsocket.Conn, opts clientremoteco
 			}
 			return fmt.Errorf("%w: %v", ErrExitStatusLost, err)
 		}
-		_ = conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
+		_ = s.conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
 		if typ != gwebsocket.BinaryMessage || len(msg) == 0 {
 			continue
 		}

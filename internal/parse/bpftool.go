@@ -7,10 +7,7 @@ import (
 	"strings"
 )
 
-const (
-	kindBpftoolNet  = "bpftool-net-show"
-	kindBpftoolLink = "bpftool-link-show"
-)
+const kindBpftoolNet = "bpftool-net-show"
 
 // NetAttachment is one program attachment listed by `bpftool net show`.
 type NetAttachment struct {
@@ -188,28 +185,7 @@ func parseNetLine(section, t string) ([]NetAttachment, bool) {
 		}
 		return nil, false
 	case "netfilter":
-		// "ip prerouting prio -128 [flags 0x1] prog_id 10"
-		a := NetAttachment{Section: section, Attach: section}
-		i := 0
-		for ; i < len(f) && f[i] != "prio"; i++ {
-		}
-		if i == 0 || i+1 >= len(f) {
-			return nil, false
-		}
-		a.Hook = strings.Join(f[:i], " ")
-		p, err := strconv.Atoi(f[i+1])
-		if err != nil {
-			return nil, false
-		}
-		a.Priority = p
-		for j := i + 2; j+1 < len(f); j++ {
-			if f[j] == "prog_id" {
-				if a.ProgID, err = strconv.Atoi(f[j+1]); err != nil {
-					return nil, false
-				}
-			}
-		}
-		return []NetAttachment{a}, a.ProgID != 0
+		return netNetfilterLine(f)
 	}
 	if len(f) < 2 {
 		return nil, false
@@ -219,21 +195,58 @@ func parseNetLine(section, t string) ([]NetAttachment, bool) {
 		return nil, false
 	}
 	if section == "xdp" {
-		// "eth0(2) driver id 42", multi: "eth0(2) generic id 1 driver id 2"
-		var out []NetAttachment
-		for i := 1; i < len(f); i += 3 {
-			if i+2 >= len(f) || f[i+1] != "id" {
-				return nil, false
-			}
-			id, err := strconv.Atoi(f[i+2])
-			if err != nil {
-				return nil, false
-			}
-			out = append(out, NetAttachment{Section: section, Device: dev, Ifindex: idx, Attach: "xdp", Mode: f[i], ProgID: id})
-		}
-		return out, len(out) > 0
+		return netXDPLine(f, dev, idx)
 	}
-	// tc and anything shaped like it: "dev(idx) kind [name] key value ..."
+	return netTCLine(section, f, dev, idx)
+}
+
+// netNetfilterLine reads the words of a netfilter line:
+// "ip prerouting prio -128 [flags 0x1] prog_id 10".
+func netNetfilterLine(f []string) ([]NetAttachment, bool) {
+	a := NetAttachment{Section: "netfilter", Attach: "netfilter"}
+	i := 0
+	for ; i < len(f) && f[i] != "prio"; i++ {
+	}
+	if i == 0 || i+1 >= len(f) {
+		return nil, false
+	}
+	a.Hook = strings.Join(f[:i], " ")
+	p, err := strconv.Atoi(f[i+1])
+	if err != nil {
+		return nil, false
+	}
+	a.Priority = p
+	for j := i + 2; j+1 < len(f); j++ {
+		if f[j] == "prog_id" {
+			if a.ProgID, err = strconv.Atoi(f[j+1]); err != nil {
+				return nil, false
+			}
+		}
+	}
+	return []NetAttachment{a}, a.ProgID != 0
+}
+
+// netXDPLine reads the words of an xdp line, f[0] being the device
+// dev(idx): "eth0(2) driver id 42", several modes at once
+// "eth0(2) generic id 1 driver id 2".
+func netXDPLine(f []string, dev string, idx int) ([]NetAttachment, bool) {
+	var out []NetAttachment
+	for i := 1; i < len(f); i += 3 {
+		if i+2 >= len(f) || f[i+1] != "id" {
+			return nil, false
+		}
+		id, err := strconv.Atoi(f[i+2])
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, NetAttachment{Section: "xdp", Device: dev, Ifindex: idx, Attach: "xdp", Mode: f[i], ProgID: id})
+	}
+	return out, len(out) > 0
+}
+
+// netTCLine reads the words of a tc line, or of any section's line shaped
+// like it: "dev(idx) kind [name] key value ...".
+func netTCLine(section string, f []string, dev string, idx int) ([]NetAttachment, bool) {
 	a := NetAttachment{Section: section, Device: dev, Ifindex: idx, Attach: f[1]}
 	i := 2
 	if i < len(f) && f[i] != "id" && f[i] != "prog_id" {
@@ -353,129 +366,6 @@ func parseBpftoolNetJSON(text string) (BpftoolNet, error) {
 		}
 	}
 	return n, nil
-}
-
-// BpftoolLink is one link of `bpftool link show`.
-type BpftoolLink struct {
-	ID int `json:"id" expr:"id"`
-	// Type is the link type name ("tcx", "xdp", "netkit", "cgroup", ...).
-	// bpftool versions that do not know a type print "type N"; Type is
-	// then derived from the kernel's enum bpf_link_type (11 = tcx,
-	// 13 = netkit) and TypeID is N.
-	Type   string `json:"type" expr:"type"`
-	TypeID int    `json:"typeID" expr:"typeID"` // only when printed as "type N"
-	ProgID int    `json:"progID" expr:"progID"`
-	// From the indented detail lines of newer bpftool versions:
-	// "ifindex lxc3a6f7d4e8c73(26)  attach_type tcx_ingress".
-	// Device and Ifindex are "" and null when no detail line printed them.
-	Device     string            `json:"device" expr:"device"`
-	Ifindex    *int              `json:"ifindex" expr:"ifindex"`
-	AttachType string            `json:"attachType" expr:"attachType"`
-	Details    map[string]string `json:"details" expr:"details"` // every "key value" pair of the detail lines, raw
-}
-
-// BpftoolLinks is the parsed `bpftool link show`.
-type BpftoolLinks []BpftoolLink
-
-// OfType returns the links of the given type ("tcx").
-func (l BpftoolLinks) OfType(t string) BpftoolLinks {
-	out := BpftoolLinks{}
-	for _, x := range l {
-		if x.Type == t {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// bpfLinkTypes is the kernel's enum bpf_link_type, for "type N" output.
-var bpfLinkTypes = map[int]string{
-	1: "raw_tracepoint", 2: "tracing", 3: "cgroup", 4: "iter", 5: "netns", 6: "xdp",
-	7: "perf_event", 8: "kprobe_multi", 9: "struct_ops", 10: "netfilter", 11: "tcx",
-	12: "uprobe_multi", 13: "netkit", 14: "sockmap",
-}
-
-// ParseBpftoolLinkShow parses `bpftool link show`:
-//
-//	3: type 11  prog 4              (bpftool 7.1, tcx unknown to it)
-//	5: tcx  prog 4773
-//		ifindex lxc3a6f7d4e8c73(26)  attach_type tcx_ingress
-//
-// Fields are separated by two spaces; detail lines start with a tab and
-// hold "key value" pairs.
-func ParseBpftoolLinkShow(text string) (BpftoolLinks, error) {
-	if err := refuseCut(kindBpftoolLink, "links", text, ParseBpftoolLinkShow, func(l BpftoolLinks) int { return len(l) }); err != nil {
-		return nil, err
-	}
-	out := BpftoolLinks{}
-	r := newLineReader(text)
-	for {
-		line, ok := r.next()
-		if !ok {
-			break
-		}
-		if isBlank(line) {
-			continue
-		}
-		if line[0] == '\t' || line[0] == ' ' {
-			if len(out) == 0 {
-				return nil, newError(kindBpftoolLink, r.num, line, "detail line before any link")
-			}
-			l := &out[len(out)-1]
-			f := strings.Fields(line)
-			for i := 0; i+1 < len(f); i += 2 {
-				l.Details[f[i]] = f[i+1]
-				switch f[i] {
-				case "ifindex":
-					if dev, idx, ok := parseDevIndex(f[i+1]); ok {
-						l.Device, l.Ifindex = dev, &idx
-					} else if n, err := strconv.Atoi(f[i+1]); err == nil {
-						l.Ifindex = &n
-					}
-				case "attach_type":
-					l.AttachType = f[i+1]
-				}
-			}
-			continue
-		}
-		idText, rest, ok := strings.Cut(line, ":")
-		id, err := strconv.Atoi(idText)
-		if !ok || err != nil {
-			return nil, newError(kindBpftoolLink, r.num, line, `expected "ID: type  prog N"`)
-		}
-		l := BpftoolLink{ID: id, Details: map[string]string{}}
-		f := strings.Fields(rest)
-		i := 0
-		if len(f) >= 2 && f[0] == "type" {
-			if l.TypeID, err = strconv.Atoi(f[1]); err != nil {
-				return nil, newError(kindBpftoolLink, r.num, line, `expected "type N"`)
-			}
-			l.Type = bpfLinkTypes[l.TypeID]
-			if l.Type == "" {
-				l.Type = "type " + f[1]
-			}
-			i = 2
-		} else if len(f) >= 1 {
-			l.Type = f[0]
-			i = 1
-		}
-		for ; i+1 < len(f); i += 2 {
-			l.Details[f[i]] = f[i+1]
-			if f[i] == "prog" {
-				if l.ProgID, err = strconv.Atoi(f[i+1]); err != nil {
-					return nil, newError(kindBpftoolLink, r.num, line, `expected "prog N"`)
-				}
-			}
-		}
-		if l.Type == "" {
-			return nil, newError(kindBpftoolLink, r.num, line, `expected "ID: type  prog N"`)
-		}
-		if _, ok := l.Details["prog"]; !ok {
-			return nil, newError(kindBpftoolLink, r.num, line, `link without "prog N" (bpftool prints it for every link)`)
-		}
-		out = append(out, l)
-	}
-	return out, nil
 }
 
 // netfilterHookName renders pf/hook numbers the way bpftool's plain output

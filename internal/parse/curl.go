@@ -80,85 +80,16 @@ func ParseCurl(text string) (Curl, error) {
 	if t == "" {
 		return Curl{}, newError(kindCurl, 0, "", "empty input; did curl run with -w?")
 	}
-	stderrCode, stderrMsg := -1, ""
+	var stderrCode int
+	var stderrMsg string
+	var err error
 	if strings.HasPrefix(t, "{") {
-		// A curl error line may follow the JSON object.
-		body := t
-		if end := strings.LastIndexByte(t, '}'); end >= 0 {
-			if i := strings.Index(t[end:], "curl: ("); i >= 0 {
-				body = t[:end+i]
-				for _, line := range strings.Split(t[end+i:], "\n") {
-					if code, msg, ok := parseCurlError(strings.TrimSpace(line)); ok {
-						stderrCode, stderrMsg = code, msg
-						c.Errors = append(c.Errors, CurlError{Code: code, Message: msg})
-					}
-				}
-			}
-		}
-		var raw map[string]any
-		dec := json.NewDecoder(strings.NewReader(body))
-		dec.UseNumber()
-		if err := dec.Decode(&raw); err != nil {
-			return Curl{}, jsonError(kindCurl, text, err)
-		}
-		for k, v := range raw {
-			switch x := v.(type) {
-			case nil:
-				c.Fields[k] = ""
-			case string:
-				c.Fields[k] = x
-			case json.Number:
-				c.Fields[k] = x.String()
-			case bool:
-				c.Fields[k] = strconv.FormatBool(x)
-			default:
-				b, _ := json.Marshal(x)
-				c.Fields[k] = string(b)
-			}
-		}
+		stderrCode, stderrMsg, err = c.readJSON(text, t)
 	} else {
-		r := newLineReader(text)
-		for {
-			line, ok := r.next()
-			if !ok {
-				break
-			}
-			if i := strings.Index(line, "curl: ("); i >= 0 {
-				code, msg, ok := parseCurlError(line[i:])
-				if !ok {
-					return Curl{}, newError(kindCurl, r.num, line, `expected "curl: (N) message"`)
-				}
-				stderrCode, stderrMsg = code, msg
-				c.Errors = append(c.Errors, CurlError{Code: code, Message: msg})
-				line = line[:i]
-			}
-			if isBlank(line) {
-				continue
-			}
-			// kubectl exec's own note on stderr after a failed command.
-			if n, ok := strings.CutPrefix(line, "command terminated with exit code "); ok {
-				code, err := strconv.Atoi(strings.TrimSpace(n))
-				if err != nil {
-					return Curl{}, newError(kindCurl, r.num, line, `expected "command terminated with exit code N"`)
-				}
-				if stderrCode < 0 {
-					stderrCode = code
-				}
-				continue
-			}
-			if k, v, ok := strings.Cut(line, "="); ok && isCurlVarName(k) {
-				c.Fields[k] = strings.TrimRight(v, " \t")
-				continue
-			}
-			if code, secs, ok := parseCodeTime(line); ok {
-				c.Fields["http_code"] = code
-				if secs != "" {
-					c.Fields["time_total"] = secs
-				}
-				continue
-			}
-			return Curl{}, newError(kindCurl, r.num, line, `expected "name=value", "CODE SECONDS" or "curl: (N) message"`)
-		}
+		stderrCode, stderrMsg, err = c.readLines(text)
+	}
+	if err != nil {
+		return Curl{}, err
 	}
 	if err := c.fill(); err != nil {
 		return Curl{}, newError(kindCurl, 0, "", err.Error())
@@ -170,6 +101,99 @@ func ParseCurl(text string) (Curl, error) {
 		c.ErrorMsg = stderrMsg
 	}
 	return c, nil
+}
+
+// readJSON reads the object of -w '%{json}' (t is text trimmed) into
+// c.Fields, every value as its text, and the curl error lines that may
+// follow it into c.Errors. It returns the exit code and message of the
+// last of them (-1 and "" when there is none).
+func (c *Curl) readJSON(text, t string) (stderrCode int, stderrMsg string, err error) {
+	stderrCode = -1
+	body := t
+	if end := strings.LastIndexByte(t, '}'); end >= 0 {
+		if i := strings.Index(t[end:], "curl: ("); i >= 0 {
+			body = t[:end+i]
+			for _, line := range strings.Split(t[end+i:], "\n") {
+				if code, msg, ok := parseCurlError(strings.TrimSpace(line)); ok {
+					stderrCode, stderrMsg = code, msg
+					c.Errors = append(c.Errors, CurlError{Code: code, Message: msg})
+				}
+			}
+		}
+	}
+	var raw map[string]any
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return 0, "", jsonError(kindCurl, text, err)
+	}
+	for k, v := range raw {
+		switch x := v.(type) {
+		case nil:
+			c.Fields[k] = ""
+		case string:
+			c.Fields[k] = x
+		case json.Number:
+			c.Fields[k] = x.String()
+		case bool:
+			c.Fields[k] = strconv.FormatBool(x)
+		default:
+			b, _ := json.Marshal(x)
+			c.Fields[k] = string(b)
+		}
+	}
+	return stderrCode, stderrMsg, nil
+}
+
+// readLines reads name=value lines or the "CODE SECONDS" line into
+// c.Fields, curl's error lines into c.Errors, and kubectl exec's "command
+// terminated with exit code N". It returns the exit code and message that
+// stderr gave (-1 and "" when it gave none): a curl error line's, else
+// kubectl's code.
+func (c *Curl) readLines(text string) (stderrCode int, stderrMsg string, err error) {
+	stderrCode = -1
+	r := newLineReader(text)
+	for {
+		line, ok := r.next()
+		if !ok {
+			return stderrCode, stderrMsg, nil
+		}
+		if i := strings.Index(line, "curl: ("); i >= 0 {
+			code, msg, ok := parseCurlError(line[i:])
+			if !ok {
+				return 0, "", newError(kindCurl, r.num, line, `expected "curl: (N) message"`)
+			}
+			stderrCode, stderrMsg = code, msg
+			c.Errors = append(c.Errors, CurlError{Code: code, Message: msg})
+			line = line[:i]
+		}
+		if isBlank(line) {
+			continue
+		}
+		// kubectl exec's own note on stderr after a failed command.
+		if n, ok := strings.CutPrefix(line, "command terminated with exit code "); ok {
+			code, err := strconv.Atoi(strings.TrimSpace(n))
+			if err != nil {
+				return 0, "", newError(kindCurl, r.num, line, `expected "command terminated with exit code N"`)
+			}
+			if stderrCode < 0 {
+				stderrCode = code
+			}
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && isCurlVarName(k) {
+			c.Fields[k] = strings.TrimRight(v, " \t")
+			continue
+		}
+		if code, secs, ok := parseCodeTime(line); ok {
+			c.Fields["http_code"] = code
+			if secs != "" {
+				c.Fields["time_total"] = secs
+			}
+			continue
+		}
+		return 0, "", newError(kindCurl, r.num, line, `expected "name=value", "CODE SECONDS" or "curl: (N) message"`)
+	}
 }
 
 // parseCurlError reads curl's stderr line "curl: (7) Failed to connect ...".

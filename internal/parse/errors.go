@@ -173,3 +173,9 @@ func (e *Error) position() string {
 	}
 	return ""
 }
+
+// errString is an error that is its message: what a line parser returns
+// for its caller to wrap with the line (newError).
+type errString string
+
+func (e errString) Error() string { return string(e) }

@@ -172,102 +172,12 @@ func splitHeader(text string) (map[string]string, string) {
 	}
 }
 
-// kindForCommand maps the command that produced a capture to a parser
-// kind, for captures not filed in a kind directory.
+// kindForCommand is the kind of the parser of the command that produced a
+// capture not filed in a kind directory, as the registry tells it
+// (ForCommand); "" when no parser reads it.
 func kindForCommand(cmd string) string {
-	f := strings.Fields(cmd)
-	// Strip wrappers: "kubectl ... exec ... -- cilium-dbg ..." and sudo.
-	for i, w := range f {
-		if w == "--" {
-			f = f[i+1:]
-			break
-		}
-	}
-	for len(f) > 0 && (f[0] == "sudo" || filepath.Base(f[0]) == "node-exec" || f[0] == "nsenter") {
-		f = f[1:]
-	}
-	has := func(words ...string) bool {
-		for _, w := range words {
-			if !strings.Contains(" "+strings.Join(f, " ")+" ", " "+w+" ") {
-				return false
-			}
-		}
-		return true
-	}
-	if len(f) == 0 {
-		return ""
-	}
-	switch filepath.Base(f[0]) {
-	case "cilium-dbg", "cilium":
-		switch {
-		case has("status", "--brief"), has("version"):
-			return "" // no parser: a one-line health word, versions
-		case has("status"):
-			return kindStatus
-		case has("service", "list"):
-			return kindServiceList
-		case has("bpf", "lb", "list"):
-			return kindLBList
-		case has("bpf", "ct", "list"):
-			return kindCTList
-		case has("bpf", "ipcache", "list"):
-			return kindIPCacheList
-		case has("endpoint", "get"):
-			return kindEndpointGet
-		case has("endpoint", "list"):
-			return kindEndpointList
-		case has("map", "list"):
-			return kindMapList
-		case has("config"):
-			return kindConfig
-		}
-	case "bpftool":
-		switch {
-		case has("net"):
-			return kindBpftoolNet
-		case has("link"):
-			return kindBpftoolLink
-		case has("cgroup"):
-			return kindCgroupTree
-		}
-	case "tc":
-		if has("filter") {
-			return kindTCFilter
-		}
-	case "iptables-save", "ip6tables-save", "iptables-legacy-save", "iptables-nft-save":
-		return kindIPTables
-	case "ss":
-		return kindSS
-	case "netstat":
-		return kindNetstat
-	case "busybox":
-		if has("netstat") {
-			return kindNetstat
-		}
-	case "curl":
-		if has("--unix-socket") {
-			return agentAPIKind(f[len(f)-1])
-		}
-		return kindCurl
-	}
-	return ""
-}
-
-// agentAPIKind is the parser of a document the Cilium agent's API serves
-// (curl --unix-socket .../cilium.sock URL): the same document cilium-dbg
-// prints with -o json, or formats as its table.
-func agentAPIKind(url string) string {
-	switch {
-	case strings.HasSuffix(url, "/v1/healthz"):
-		return kindStatus
-	case strings.HasSuffix(url, "/v1/service"):
-		return kindServiceList
-	case strings.HasSuffix(url, "/v1/map"):
-		return kindMapList
-	case strings.HasSuffix(url, "/v1/endpoint"), strings.Contains(url, "/v1/endpoint/"):
-		return kindEndpointGet
-	}
-	return "" // e.g. /v1/config: read as JSON, no parser
+	p, _ := ForCommand(cmd)
+	return p.Kind
 }
 
 // checkNoNil fails when a slice or map anywhere in v is nil: results must

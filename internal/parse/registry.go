@@ -8,13 +8,21 @@ import (
 
 // Parser describes one parser for the engine: the CLI kind
 // (`labrun parse KIND [FILE|-]`), the expr function name, a one-line doc,
-// the function and the Go type it returns.
+// the function and the Go type it returns, and the commands whose output
+// it reads.
 type Parser struct {
 	Kind   string // CLI name, e.g. "cilium-status"
 	Func   string // expr function name, e.g. "parseCiliumStatus"
 	Doc    string
 	Parse  func(string) (any, error)
 	Result reflect.Type
+	// Commands are the command lines whose output the parser reads, as
+	// ForCommand matches them: the program and words the line holds, in
+	// any order among others ("cilium-dbg bpf ct list"); a word written
+	// !word must not be there. "GET /v1/PATH" is a document of the Cilium
+	// agent's API, fetched with curl --unix-socket; a path ending in "/"
+	// stands for the paths below it.
+	Commands []string
 	// Records names the field of Result that holds its records (one per
 	// line or row of the output), for output that streams them one by
 	// one; "" when Result is itself a list or is a single record.
@@ -39,39 +47,56 @@ func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 // side effects.
 var All = []Parser{
 	{Kind: kindStatus, Func: "parseCiliumStatus", Parse: wrap(ParseStatus), Result: typeOf[Status](),
-		Doc: "cilium-dbg status [--verbose] [-o json] (or the agent API's GET /v1/healthz): KubeProxyReplacement, its details block, routing, attach mode, every Label: value"},
+		Doc:      "cilium-dbg status [--verbose] [-o json] (or the agent API's GET /v1/healthz): KubeProxyReplacement, its details block, routing, attach mode, every Label: value",
+		Commands: []string{"cilium-dbg status !--brief", "GET /v1/healthz"}},
 	{Kind: kindServiceList, Func: "parseCiliumServiceList", Parse: wrap(ParseServiceList), Result: typeOf[ServiceList](),
-		Doc: "cilium-dbg service list [-o json] (or GET /v1/service): services with frontend, backends, type, name"},
+		Doc:      "cilium-dbg service list [-o json] (or GET /v1/service): services with frontend, backends, type, name",
+		Commands: []string{"cilium-dbg service list", "GET /v1/service"}},
 	{Kind: kindLBList, Func: "parseCiliumBPFLBList", Parse: wrap(ParseLBList), Result: typeOf[LBList](), Records: "Entries",
-		Doc: "cilium-dbg bpf lb list [--frontends|--backends|--revnat] [-o json]: one entry per frontend slot; Frontend()/Backends() group them"},
+		Doc:      "cilium-dbg bpf lb list [--frontends|--backends|--revnat] [-o json]: one entry per frontend slot; Frontend()/Backends() group them",
+		Commands: []string{"cilium-dbg bpf lb list"}},
 	{Kind: kindCTList, Func: "parseCiliumBPFCTList", Parse: wrap(ParseCTList), Result: typeOf[CTList](), Records: "Entries",
-		Doc: "cilium-dbg bpf ct list global: conntrack entries with direction, addresses and counters"},
+		Doc:      "cilium-dbg bpf ct list global: conntrack entries with direction, addresses and counters",
+		Commands: []string{"cilium-dbg bpf ct list"}},
 	{Kind: kindEndpointGet, Func: "parseCiliumEndpointGet", Parse: wrap(ParseEndpointGet), Result: typeOf[EndpointGet](),
-		Doc: "cilium-dbg endpoint get ID, endpoint list -o json (or GET /v1/endpoint[/ID]): endpoints with identity, labels and host-side interface"},
+		Doc:      "cilium-dbg endpoint get ID, endpoint list -o json (or GET /v1/endpoint[/ID]): endpoints with identity, labels and host-side interface",
+		Commands: []string{"cilium-dbg endpoint get", "GET /v1/endpoint", "GET /v1/endpoint/"}},
 	{Kind: kindEndpointList, Func: "parseCiliumEndpointList", Parse: wrap(ParseEndpointList), Result: typeOf[EndpointList](),
-		Doc: "cilium-dbg endpoint list: endpoints with policy enforcement, identity, labels, IPs, status"},
+		Doc:      "cilium-dbg endpoint list: endpoints with policy enforcement, identity, labels, IPs, status",
+		Commands: []string{"cilium-dbg endpoint list"}},
 	{Kind: kindMapList, Func: "parseCiliumMapList", Parse: wrap(ParseMapList), Result: typeOf[MapList](),
-		Doc: "cilium-dbg map list [-o json] (or GET /v1/map): open BPF maps with entry and error counts"},
+		Doc:      "cilium-dbg map list [-o json] (or GET /v1/map): open BPF maps with entry and error counts",
+		Commands: []string{"cilium-dbg map list", "GET /v1/map"}},
 	{Kind: kindIPCacheList, Func: "parseCiliumBPFIPCacheList", Parse: wrap(ParseIPCacheList), Result: typeOf[entries.IPCacheEntries](),
-		Doc: "cilium-dbg bpf ipcache list [-o json]: prefixes with identity, tunnel endpoint, flags; the bpfmap ipcache entries, so Lookup and IdentityOf work alike"},
+		Doc:      "cilium-dbg bpf ipcache list [-o json]: prefixes with identity, tunnel endpoint, flags; the bpfmap ipcache entries, so Lookup and IdentityOf work alike",
+		Commands: []string{"cilium-dbg bpf ipcache list"}},
 	{Kind: kindConfig, Func: "parseCiliumConfig", Parse: wrap(ParseConfig), Result: typeOf[Config](),
-		Doc: "cilium-dbg config [-a]: every Key : value line of both sections"},
+		Doc:      "cilium-dbg config [-a]: every Key : value line of both sections",
+		Commands: []string{"cilium-dbg config"}},
 	{Kind: kindBpftoolNet, Func: "parseBpftoolNetShow", Parse: wrap(ParseBpftoolNetShow), Result: typeOf[BpftoolNet](), Records: "Attachments",
-		Doc: "bpftool [-j] net show [dev X]: XDP/tc/tcx/netfilter attachments"},
+		Doc:      "bpftool [-j] net show [dev X]: XDP/tc/tcx/netfilter attachments",
+		Commands: []string{"bpftool net"}},
 	{Kind: kindBpftoolLink, Func: "parseBpftoolLinkShow", Parse: wrap(ParseBpftoolLinkShow), Result: typeOf[BpftoolLinks](),
-		Doc: "bpftool link show: BPF links (tcx shows as \"type 11\" in bpftool < 7.3)"},
+		Doc:      "bpftool link show: BPF links (tcx shows as \"type 11\" in bpftool < 7.3)",
+		Commands: []string{"bpftool link"}},
 	{Kind: kindCgroupTree, Func: "parseBpftoolCgroupTree", Parse: wrap(ParseCgroupTree), Result: typeOf[CgroupTree](), Records: "Programs",
-		Doc: "bpftool cgroup tree (or cgroup show PATH): programs per cgroup and hook; Hook(\"connect4\") finds socket LB"},
+		Doc:      "bpftool cgroup tree (or cgroup show PATH): programs per cgroup and hook; Hook(\"connect4\") finds socket LB",
+		Commands: []string{"bpftool cgroup"}},
 	{Kind: kindTCFilter, Func: "parseTCFilterShow", Parse: wrap(ParseTCFilterShow), Result: typeOf[TCFilters](), Records: "Filters",
-		Doc: "tc filter show dev X ingress|egress: filters; empty output means none"},
+		Doc:      "tc filter show dev X ingress|egress: filters; empty output means none",
+		Commands: []string{"tc filter"}},
 	{Kind: kindIPTables, Func: "parseIPTablesSave", Parse: wrap(ParseIPTablesSave), Result: typeOf[IPTables](), Records: "Tables",
-		Doc: "iptables-save [-c]: tables, chains, rules; CountContaining() counts like grep -c"},
+		Doc:      "iptables-save [-c]: tables, chains, rules; CountContaining() counts like grep -c",
+		Commands: []string{"iptables-save", "ip6tables-save", "iptables-legacy-save", "iptables-nft-save"}},
 	{Kind: kindSS, Func: "parseSS", Parse: wrap(ParseSS), Result: typeOf[SocketList](),
-		Doc: "ss -tn / -tln [-H] [-p]: sockets with state, queues, addresses, process"},
+		Doc:      "ss -tn / -tln [-H] [-p]: sockets with state, queues, addresses, process",
+		Commands: []string{"ss"}},
 	{Kind: kindNetstat, Func: "parseNetstat", Parse: wrap(ParseNetstat), Result: typeOf[NetstatList](),
-		Doc: "netstat -tn / -tln (net-tools or busybox): connections"},
+		Doc:      "netstat -tn / -tln (net-tools or busybox): connections",
+		Commands: []string{"netstat", "busybox netstat"}},
 	{Kind: kindCurl, Func: "parseCurl", Parse: wrap(ParseCurl), Result: typeOf[Curl](),
-		Doc: "curl -w '%{json}' or name=value lines (see CurlWriteOut): http code, timing, exit code"},
+		Doc:      "curl -w '%{json}' or name=value lines (see CurlWriteOut): http code, timing, exit code",
+		Commands: []string{"curl"}},
 }
 
 // Lookup returns the parser whose Kind is kind.

@@ -10,7 +10,7 @@ import (
 func TestRegistry(t *testing.T) {
 	kinds, funcs := map[string]bool{}, map[string]bool{}
 	for _, p := range All {
-		if p.Kind == "" || p.Func == "" || p.Doc == "" || p.Parse == nil || p.Result == nil {
+		if p.Kind == "" || p.Func == "" || p.Doc == "" || p.Parse == nil || p.Result == nil || len(p.Commands) == 0 {
 			t.Errorf("incomplete registry entry %+v", p)
 			continue
 		}

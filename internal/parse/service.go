@@ -223,6 +223,7 @@ func ParseServiceListTable(text string) (ServiceList, error) {
 	var t table
 	var row []string // the cells of the current line
 	haveHeader, sawLine := false, false
+	var err error
 	for {
 		line, ok := r.next()
 		if !ok {
@@ -251,47 +252,56 @@ func ParseServiceListTable(text string) (ServiceList, error) {
 			}
 			return nil, newError(kindServiceList, r.num, line, msg)
 		}
-		if c[0] == "" {
-			// Continuation: one more backend of the service above.
-			if len(out) == 0 || c[1] != "" || c[2] != "" || c[3] == "" {
-				return nil, newError(kindServiceList, r.num, line, `expected "N => ip:port/PROTO (state)" under a service`)
-			}
-			b, err := parseTableBackend(c[3])
-			if err != nil {
-				return nil, newError(kindServiceList, r.num, line, err.Error())
-			}
-			out[len(out)-1].Backends = append(out[len(out)-1].Backends, b)
-			continue
+		if out, err = addServiceRow(out, c); err != nil {
+			return nil, newError(kindServiceList, r.num, line, err.Error())
 		}
-		id, err := strconv.Atoi(c[0])
-		if err != nil {
-			return nil, newError(kindServiceList, r.num, line, "expected a numeric service ID")
-		}
-		fe, err := ParseL4Addr(c[1])
-		if err != nil {
-			return nil, newError(kindServiceList, r.num, line, "frontend: "+err.Error())
-		}
-		s := Service{ID: id, Frontend: fe, Type: c[2], Backends: []Backend{}}
-		if typ, ok := strings.CutSuffix(s.Type, " (Remote)"); ok {
-			s.Type, s.Remote = typ, true
-		}
-		if !serviceTypes[s.Type] {
-			return nil, newError(kindServiceList, r.num, line, "unknown service type "+strconv.Quote(shortToken(s.Type))+
-				"; expected ClusterIP, NodePort, ExternalIPs, LoadBalancer, HostPort or LocalRedirect")
-		}
-		if c[3] != "" {
-			b, err := parseTableBackend(c[3])
-			if err != nil {
-				return nil, newError(kindServiceList, r.num, line, err.Error())
-			}
-			s.Backends = append(s.Backends, b)
-		}
-		out = append(out, s)
 	}
 	if !sawLine {
 		return nil, newError(kindServiceList, 0, "", "empty input")
 	}
 	return out, nil
+}
+
+// addServiceRow appends the service of a row's cells (ID, frontend, type,
+// first backend) to out, or, for a row without an ID, the backend to the
+// service above.
+func addServiceRow(out ServiceList, c []string) (ServiceList, error) {
+	if c[0] == "" {
+		// Continuation: one more backend of the service above.
+		if len(out) == 0 || c[1] != "" || c[2] != "" || c[3] == "" {
+			return nil, errString(`expected "N => ip:port/PROTO (state)" under a service`)
+		}
+		b, err := parseTableBackend(c[3])
+		if err != nil {
+			return nil, err
+		}
+		out[len(out)-1].Backends = append(out[len(out)-1].Backends, b)
+		return out, nil
+	}
+	id, err := strconv.Atoi(c[0])
+	if err != nil {
+		return nil, errString("expected a numeric service ID")
+	}
+	fe, err := ParseL4Addr(c[1])
+	if err != nil {
+		return nil, errString("frontend: " + err.Error())
+	}
+	s := Service{ID: id, Frontend: fe, Type: c[2], Backends: []Backend{}}
+	if typ, ok := strings.CutSuffix(s.Type, " (Remote)"); ok {
+		s.Type, s.Remote = typ, true
+	}
+	if !serviceTypes[s.Type] {
+		return nil, errString("unknown service type " + strconv.Quote(shortToken(s.Type)) +
+			"; expected ClusterIP, NodePort, ExternalIPs, LoadBalancer, HostPort or LocalRedirect")
+	}
+	if c[3] != "" {
+		b, err := parseTableBackend(c[3])
+		if err != nil {
+			return nil, err
+		}
+		s.Backends = append(s.Backends, b)
+	}
+	return append(out, s), nil
 }
 
 // serviceRowCells splits a row of the table without its header into the

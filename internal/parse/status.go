@@ -120,6 +120,9 @@ func ParseStatus(text string) (Status, error) {
 	return jsonOrText(kindStatus, text, parseStatusJSON, parseStatusText)
 }
 
+// parseStatusText reads the text form: the labels at column 0 with the
+// indented lines of their blocks, and the KubeProxyReplacement details
+// block of --verbose (KPRDetails.addLine).
 func parseStatusText(text string) (Status, error) {
 	if err := refuseCut(kindStatus, "lines", text, parseStatusText, func(s Status) int { return len(s.Fields) }); err != nil {
 		return Status{}, err
@@ -173,31 +176,7 @@ func parseStatusText(text string) (Status, error) {
 			s.KubeProxyReplacementDetails.Present = true
 			continue
 		}
-		if _, dup := s.Fields[label]; !dup {
-			s.Fields[label] = collapseSpace(value)
-		}
-		switch label {
-		case "KubeProxyReplacement":
-			s.KubeProxyReplacement, s.KubeProxyReplacementDevices = parseKPRLine(value)
-		case "Routing":
-			host := s.Routing.Host
-			s.Routing = parseRouting(value)
-			if s.Routing.Host == "" {
-				s.Routing.Host = host
-			}
-		case "Host Routing":
-			// Cilium <= 1.15 printed the host routing on a line of its
-			// own ("Host Routing: BPF"); later versions in "Routing:".
-			if s.Routing.Host == "" {
-				s.Routing.Host = collapseSpace(value)
-			}
-		case "Masquerading":
-			s.Masquerading = collapseSpace(value)
-		case "Attach Mode":
-			s.AttachMode = collapseSpace(value)
-		case "Device Mode":
-			s.DeviceMode, s.DeviceModeConfigured = parseDeviceMode(value)
-		}
+		s.setLabel(label, value)
 	}
 	known := s.KubeProxyReplacementDetails.Present
 	for _, a := range statusAnchors {
@@ -209,6 +188,36 @@ func parseStatusText(text string) (Status, error) {
 		return Status{}, newError(kindStatus, 0, firstLine(text), `no KubeProxyReplacement, Cilium, NodeMonitor or other cilium-dbg status line found`)
 	}
 	return s, nil
+}
+
+// setLabel keeps a column-0 label's value in Fields (the first one, when
+// a label is printed twice) and in the typed field it fills.
+func (s *Status) setLabel(label, value string) {
+	if _, dup := s.Fields[label]; !dup {
+		s.Fields[label] = collapseSpace(value)
+	}
+	switch label {
+	case "KubeProxyReplacement":
+		s.KubeProxyReplacement, s.KubeProxyReplacementDevices = parseKPRLine(value)
+	case "Routing":
+		host := s.Routing.Host
+		s.Routing = parseRouting(value)
+		if s.Routing.Host == "" {
+			s.Routing.Host = host
+		}
+	case "Host Routing":
+		// Cilium <= 1.15 printed the host routing on a line of its
+		// own ("Host Routing: BPF"); later versions in "Routing:".
+		if s.Routing.Host == "" {
+			s.Routing.Host = collapseSpace(value)
+		}
+	case "Masquerading":
+		s.Masquerading = collapseSpace(value)
+	case "Attach Mode":
+		s.AttachMode = collapseSpace(value)
+	case "Device Mode":
+		s.DeviceMode, s.DeviceModeConfigured = parseDeviceMode(value)
+	}
 }
 
 func newKPRDetails() KPRDetails {
@@ -297,10 +306,6 @@ func (d *KPRDetails) addLine(line string, parent *string) error {
 	}
 	return nil
 }
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
 
 // splitLabel cuts "Label:<spaces>value" at the first colon that ends the
 // line or is followed by whitespace. Values may contain colons themselves

@@ -11,36 +11,8 @@ import (
 type jsonStatus struct {
 	Cilium     *struct{ State, Msg string } `json:"cilium"`
 	Kubernetes *struct{ State, Msg string } `json:"kubernetes"`
-	KPR        *struct {
-		Mode       string `json:"mode"`
-		DeviceList []struct {
-			Name string   `json:"name"`
-			IP   []string `json:"ip"`
-		} `json:"deviceList"`
-		DirectRoutingDevice string `json:"directRoutingDevice"`
-		Features            *struct {
-			Annotations           []string `json:"annotations"`
-			BpfSocketLBHostnsOnly bool     `json:"bpfSocketLBHostnsOnly"`
-			ExternalIPs           *enabled `json:"externalIPs"`
-			GracefulTermination   *enabled `json:"gracefulTermination"`
-			HostPort              *enabled `json:"hostPort"`
-			Nat46X64              *enabled `json:"nat46X64"`
-			NodePort              *struct {
-				Enabled      bool   `json:"enabled"`
-				Mode         string `json:"mode"`
-				Algorithm    string `json:"algorithm"`
-				Acceleration string `json:"acceleration"`
-				DsrMode      string `json:"dsrMode"`
-				LutSize      int    `json:"lutSize"`
-				PortMin      int    `json:"portMin"`
-				PortMax      int    `json:"portMax"`
-			} `json:"nodePort"`
-			SessionAffinity *enabled `json:"sessionAffinity"`
-			SocketLB        *enabled `json:"socketLB"`
-			SocketLBTracing *enabled `json:"socketLBTracing"`
-		} `json:"features"`
-	} `json:"kube-proxy-replacement"`
-	Routing *struct {
+	KPR        *jsonKPR                     `json:"kube-proxy-replacement"`
+	Routing    *struct {
 		Inter  string `json:"inter-host-routing-mode"`
 		Intra  string `json:"intra-host-routing-mode"`
 		Tunnel string `json:"tunnel-protocol"`
@@ -48,6 +20,40 @@ type jsonStatus struct {
 	AttachMode       string `json:"attach-mode"`
 	DatapathMode     string `json:"datapath-mode"`
 	ConfiguredDPMode string `json:"configured-datapath-mode"`
+}
+
+// jsonKPR is the status's kube-proxy-replacement object.
+type jsonKPR struct {
+	Mode       string `json:"mode"`
+	DeviceList []struct {
+		Name string   `json:"name"`
+		IP   []string `json:"ip"`
+	} `json:"deviceList"`
+	DirectRoutingDevice string           `json:"directRoutingDevice"`
+	Features            *jsonKPRFeatures `json:"features"`
+}
+
+// jsonKPRFeatures is the kube-proxy-replacement's features object.
+type jsonKPRFeatures struct {
+	Annotations           []string `json:"annotations"`
+	BpfSocketLBHostnsOnly bool     `json:"bpfSocketLBHostnsOnly"`
+	ExternalIPs           *enabled `json:"externalIPs"`
+	GracefulTermination   *enabled `json:"gracefulTermination"`
+	HostPort              *enabled `json:"hostPort"`
+	Nat46X64              *enabled `json:"nat46X64"`
+	NodePort              *struct {
+		Enabled      bool   `json:"enabled"`
+		Mode         string `json:"mode"`
+		Algorithm    string `json:"algorithm"`
+		Acceleration string `json:"acceleration"`
+		DsrMode      string `json:"dsrMode"`
+		LutSize      int    `json:"lutSize"`
+		PortMin      int    `json:"portMin"`
+		PortMax      int    `json:"portMax"`
+	} `json:"nodePort"`
+	SessionAffinity *enabled `json:"sessionAffinity"`
+	SocketLB        *enabled `json:"socketLB"`
+	SocketLBTracing *enabled `json:"socketLBTracing"`
 }
 
 type enabled struct {
@@ -84,58 +90,8 @@ func parseStatusJSON(text string) (Status, error) {
 	if js.Kubernetes != nil {
 		s.Fields["Kubernetes"] = collapseSpace(js.Kubernetes.State + " " + js.Kubernetes.Msg)
 	}
-	if k := js.KPR; k != nil {
-		s.KubeProxyReplacement = k.Mode
-		s.Fields["KubeProxyReplacement"] = k.Mode
-		devs := []StatusDevice{}
-		for _, d := range k.DeviceList {
-			dev := StatusDevice{Name: d.Name, IPs: []string{}, DirectRouting: d.Name == k.DirectRoutingDevice}
-			for _, ip := range d.IP {
-				if ip != "" { // the leading empty strings of status_collector.go
-					dev.IPs = append(dev.IPs, ip)
-				}
-			}
-			devs = append(devs, dev)
-		}
-		if k.Mode != "False" {
-			s.KubeProxyReplacementDevices = devs
-		}
-		if f := k.Features; f != nil {
-			d := &s.KubeProxyReplacementDetails
-			d.Present = true
-			d.Status = k.Mode
-			d.SocketLB = f.SocketLB.text()
-			d.SocketLBTracing = f.SocketLBTracing.text()
-			d.SocketLBCoverage = "Full"
-			if f.BpfSocketLBHostnsOnly {
-				d.SocketLBCoverage = "Hostns-only"
-			}
-			if k.Mode != "False" {
-				d.Devices = s.KubeProxyReplacementDevices
-			}
-			d.SessionAffinity = f.SessionAffinity.text()
-			d.NAT4664 = f.Nat46X64.text()
-			if f.GracefulTermination != nil {
-				d.GracefulTermination = f.GracefulTermination.text()
-			}
-			nodePort, lb := "Disabled", "Disabled"
-			if np := f.NodePort; np != nil && np.Enabled {
-				d.Mode = np.Mode
-				if np.Mode == "DSR" || np.Mode == "Hybrid" {
-					d.DSRDispatchMode = np.DsrMode
-				}
-				d.BackendSelection = np.Algorithm
-				if np.Algorithm == "Maglev" {
-					d.BackendSelection = "Maglev (Table Size: " + strconv.Itoa(np.LutSize) + ")"
-				}
-				d.XDPAcceleration = np.Acceleration
-				nodePort = "Enabled (Range: " + strconv.Itoa(np.PortMin) + "-" + strconv.Itoa(np.PortMax) + ")"
-				lb = "Enabled"
-			}
-			d.Services = map[string]string{"ClusterIP": "Enabled", "NodePort": nodePort, "LoadBalancer": lb,
-				"externalIPs": f.ExternalIPs.text(), "HostPort": f.HostPort.text()}
-			d.Annotations = append(d.Annotations, f.Annotations...)
-		}
+	if js.KPR != nil {
+		s.readKPRJSON(js.KPR)
 	}
 	if r := js.Routing; r != nil {
 		s.Routing = StatusRouting{Network: r.Inter, Host: r.Intra}
@@ -158,4 +114,66 @@ func parseStatusJSON(text string) (Status, error) {
 		return Status{}, newError(kindStatus, 0, "", "JSON has no kube-proxy-replacement, cilium or kubernetes status; is this cilium-dbg status -o json?")
 	}
 	return s, nil
+}
+
+// readKPRJSON reads the kube-proxy-replacement object: its mode, its
+// devices and, with --verbose's features, the details block.
+func (s *Status) readKPRJSON(k *jsonKPR) {
+	s.KubeProxyReplacement = k.Mode
+	s.Fields["KubeProxyReplacement"] = k.Mode
+	devs := []StatusDevice{}
+	for _, d := range k.DeviceList {
+		dev := StatusDevice{Name: d.Name, IPs: []string{}, DirectRouting: d.Name == k.DirectRoutingDevice}
+		for _, ip := range d.IP {
+			if ip != "" { // the leading empty strings of status_collector.go
+				dev.IPs = append(dev.IPs, ip)
+			}
+		}
+		devs = append(devs, dev)
+	}
+	if k.Mode != "False" {
+		s.KubeProxyReplacementDevices = devs
+	}
+	if f := k.Features; f != nil {
+		d := &s.KubeProxyReplacementDetails
+		d.Present = true
+		d.Status = k.Mode
+		if k.Mode != "False" {
+			d.Devices = s.KubeProxyReplacementDevices
+		}
+		d.readFeaturesJSON(f)
+	}
+}
+
+// readFeaturesJSON renders the features the way FormatStatusResponse
+// prints them in the details block.
+func (d *KPRDetails) readFeaturesJSON(f *jsonKPRFeatures) {
+	d.SocketLB = f.SocketLB.text()
+	d.SocketLBTracing = f.SocketLBTracing.text()
+	d.SocketLBCoverage = "Full"
+	if f.BpfSocketLBHostnsOnly {
+		d.SocketLBCoverage = "Hostns-only"
+	}
+	d.SessionAffinity = f.SessionAffinity.text()
+	d.NAT4664 = f.Nat46X64.text()
+	if f.GracefulTermination != nil {
+		d.GracefulTermination = f.GracefulTermination.text()
+	}
+	nodePort, lb := "Disabled", "Disabled"
+	if np := f.NodePort; np != nil && np.Enabled {
+		d.Mode = np.Mode
+		if np.Mode == "DSR" || np.Mode == "Hybrid" {
+			d.DSRDispatchMode = np.DsrMode
+		}
+		d.BackendSelection = np.Algorithm
+		if np.Algorithm == "Maglev" {
+			d.BackendSelection = "Maglev (Table Size: " + strconv.Itoa(np.LutSize) + ")"
+		}
+		d.XDPAcceleration = np.Acceleration
+		nodePort = "Enabled (Range: " + strconv.Itoa(np.PortMin) + "-" + strconv.Itoa(np.PortMax) + ")"
+		lb = "Enabled"
+	}
+	d.Services = map[string]string{"ClusterIP": "Enabled", "NodePort": nodePort, "LoadBalancer": lb,
+		"externalIPs": f.ExternalIPs.text(), "HostPort": f.HostPort.text()}
+	d.Annotations = append(d.Annotations, f.Annotations...)
 }

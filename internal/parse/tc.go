@@ -91,48 +91,21 @@ func ParseTCFilterShow(text string) (TCFilters, error) {
 	return out, nil
 }
 
+// tcLineMsg is the error for a line that is not a filter of tc's.
+const tcLineMsg = errString(`expected "filter protocol P pref N KIND chain N [handle H ...]"`)
+
+// parseTCFilterLine reads one filter line: its head (tcFilterHead), the
+// handle and, for bpf filters, the options naming the program
+// (tcBPFOptions).
 func parseTCFilterLine(line string) (TCFilter, error) {
-	const msg = errString(`expected "filter protocol P pref N KIND chain N [handle H ...]"`)
 	t := strings.Fields(line)
 	if len(t) < 2 || t[0] != "filter" {
-		return TCFilter{}, msg
+		return TCFilter{}, tcLineMsg
 	}
 	f := TCFilter{Details: []string{}, Text: strings.TrimRight(line, " \t")}
-	// tc/tc_filter.c print_filter: "filter [parent P] protocol P pref N
-	// KIND chain N" ("chain" is missing in iproute2 before 4.13), then
-	// "handle H" (or u32's "fh H") and the kind's options; a line that
-	// stops before the handle is the head line.
-	i := 1
-head:
-	for i < len(t) {
-		var err error
-		switch t[i] {
-		case "parent", "protocol", "pref", "chain":
-			if i+1 >= len(t) {
-				return TCFilter{}, msg
-			}
-			switch t[i] {
-			case "protocol":
-				f.Protocol = t[i+1]
-			case "pref":
-				f.Pref, err = strconv.Atoi(t[i+1])
-			case "chain":
-				f.Chain, err = strconv.Atoi(t[i+1])
-			}
-			i += 2
-		default:
-			if f.Kind != "" {
-				break head
-			}
-			f.Kind = t[i]
-			i++
-		}
-		if err != nil {
-			return TCFilter{}, msg
-		}
-	}
-	if f.Kind == "" {
-		return TCFilter{}, msg
+	i, err := tcFilterHead(t, &f)
+	if err != nil {
+		return TCFilter{}, err
 	}
 	if i >= len(t) {
 		f.Head = true
@@ -145,10 +118,60 @@ head:
 	if f.Kind != "bpf" {
 		return f, nil
 	}
-	// bpf options (tc/f_bpf.c bpf_print_opt): [flowid X] [NAME]
-	// [direct-action] [skip_hw|skip_sw|in_hw|not_in_hw] [id N name P tag T
-	// [jited]] or [tag T].
-	for ; i < len(t); i++ {
+	if err := tcBPFOptions(t[i:], &f); err != nil {
+		return TCFilter{}, err
+	}
+	return f, nil
+}
+
+// tcFilterHead reads the words after "filter" up to the handle and
+// returns the index of the first word after them.
+//
+// tc/tc_filter.c print_filter: "filter [parent P] protocol P pref N
+// KIND chain N" ("chain" is missing in iproute2 before 4.13), then
+// "handle H" (or u32's "fh H") and the kind's options; a line that
+// stops before the handle is the head line.
+func tcFilterHead(t []string, f *TCFilter) (int, error) {
+	i := 1
+	for i < len(t) {
+		var err error
+		switch t[i] {
+		case "parent", "protocol", "pref", "chain":
+			if i+1 >= len(t) {
+				return 0, tcLineMsg
+			}
+			switch t[i] {
+			case "protocol":
+				f.Protocol = t[i+1]
+			case "pref":
+				f.Pref, err = strconv.Atoi(t[i+1])
+			case "chain":
+				f.Chain, err = strconv.Atoi(t[i+1])
+			}
+			i += 2
+		default:
+			if f.Kind != "" {
+				return i, nil
+			}
+			f.Kind = t[i]
+			i++
+		}
+		if err != nil {
+			return 0, tcLineMsg
+		}
+	}
+	if f.Kind == "" {
+		return 0, tcLineMsg
+	}
+	return i, nil
+}
+
+// tcBPFOptions reads the options of a bpf filter after its handle
+// (tc/f_bpf.c bpf_print_opt): [flowid X] [NAME] [direct-action]
+// [skip_hw|skip_sw|in_hw|not_in_hw] [id N name P tag T [jited]] or
+// [tag T].
+func tcBPFOptions(t []string, f *TCFilter) error {
+	for i := 0; i < len(t); i++ {
 		switch t[i] {
 		case "flowid":
 			i++
@@ -158,11 +181,11 @@ head:
 			f.HW = t[i]
 		case "id":
 			if i+1 >= len(t) {
-				return TCFilter{}, msg
+				return tcLineMsg
 			}
 			n, err := strconv.Atoi(t[i+1])
 			if err != nil {
-				return TCFilter{}, msg
+				return tcLineMsg
 			}
 			f.ProgID = n
 			i++
@@ -187,7 +210,7 @@ head:
 	if f.ProgID == 0 && f.Tag == "" {
 		// iproute2 prints "id N" (and older kernels at least "tag T")
 		// for every bpf filter; a line without either was cut.
-		return TCFilter{}, errString(`bpf filter without "id N" or "tag T"`)
+		return errString(`bpf filter without "id N" or "tag T"`)
 	}
-	return f, nil
+	return nil
 }

@@ -151,3 +151,12 @@ func cutField(s string) (first, rest string) {
 	}
 	return s[:i], strings.TrimLeft(s[i:], " \t")
 }
+
+// shortToken cuts a token quoted in an error message to 40 bytes, so that
+// a garbled line does not flood the message.
+func shortToken(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}

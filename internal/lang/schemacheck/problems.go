@@ -57,41 +57,16 @@ var english = message.NewPrinter(language.English)
 // wording words the errors found in one instance.
 type wording struct{ doc any }
 
+// collect words e and its causes into out. The keywords that group others
+// or word their alternatives, or that place a problem at a key rather than
+// at the value, are handled here; the rest fail at the value itself
+// (messages).
 func (w wording) collect(e *jsonschema.ValidationError, out *[]Problem) {
 	path := pointer(e.InstanceLocation)
-	add := func(format string, args ...any) {
-		*out = append(*out, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
-	}
 	switch k := e.ErrorKind.(type) {
 	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference:
 		for _, c := range e.Causes {
 			w.collect(c, out)
-		}
-	case *kind.FalseSchema:
-		add("no value is allowed here")
-	case *kind.Type:
-		add("is %s, expected %s", w.found(e.InstanceLocation, k.Got), strings.Join(k.Want, " or "))
-	case *kind.Enum:
-		opts := make([]string, len(k.Want))
-		for i, w := range k.Want {
-			opts[i] = show(w)
-		}
-		add("is %s, expected one of %s%s", show(k.Got), strings.Join(opts, ", "), didYouMean(k.Got, k.Want))
-	case *kind.Const:
-		add("is %s, expected %s", show(k.Got), show(k.Want))
-	case *kind.Format:
-		add("%s is not a valid %s: %v", show(k.Got), k.Want, k.Err)
-	case *kind.Required:
-		for _, m := range k.Missing {
-			add("missing key %q", m)
-		}
-	case *kind.DependentRequired:
-		for _, m := range k.Missing {
-			add("has key %q, so expected key %q too", k.Prop, m)
-		}
-	case *kind.Dependency:
-		for _, m := range k.Missing {
-			add("has key %q, so expected key %q too", k.Prop, m)
 		}
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
@@ -99,52 +74,113 @@ func (w wording) collect(e *jsonschema.ValidationError, out *[]Problem) {
 		}
 	case *kind.PropertyNames:
 		*out = append(*out, Problem{Path: pointer(w.objectWith(e.InstanceLocation, k.Property)), Msg: fmt.Sprintf("key %q: %s", k.Property, w.firstMsg(e.Causes))})
-	case *kind.MinProperties:
-		add("has %d keys, expected at least %d", k.Got, k.Want)
-	case *kind.MaxProperties:
-		add("has %d keys, expected at most %d", k.Got, k.Want)
-	case *kind.MinItems:
-		add("has %d items, expected at least %d", k.Got, k.Want)
-	case *kind.MaxItems:
-		add("has %d items, expected at most %d", k.Got, k.Want)
-	case *kind.AdditionalItems:
-		add("has %d items more than the schema allows", k.Count)
-	case *kind.UniqueItems:
-		add("items %d and %d are equal, expected unique items", k.Duplicates[0], k.Duplicates[1])
-	case *kind.Contains:
-		add("has no item that matches contains")
-	case *kind.MinContains:
-		add("has %d items that match contains, expected at least %d", len(k.Got), k.Want)
-	case *kind.MaxContains:
-		add("has %d items that match contains, expected at most %d", len(k.Got), k.Want)
-	case *kind.MinLength:
-		add("is %d characters long, expected at least %d", k.Got, k.Want)
-	case *kind.MaxLength:
-		add("is %d characters long, expected at most %d", k.Got, k.Want)
-	case *kind.Pattern:
-		add("%s does not match pattern %s", show(k.Got), k.Want)
-	case *kind.Minimum:
-		add("is %s, expected at least %s", num(k.Got), num(k.Want))
-	case *kind.Maximum:
-		add("is %s, expected at most %s", num(k.Got), num(k.Want))
-	case *kind.ExclusiveMinimum:
-		add("is %s, expected more than %s", num(k.Got), num(k.Want))
-	case *kind.ExclusiveMaximum:
-		add("is %s, expected less than %s", num(k.Got), num(k.Want))
-	case *kind.MultipleOf:
-		add("is %s, expected a multiple of %s", num(k.Got), num(k.Want))
 	case *kind.AnyOf:
 		w.noneMatched(path, "matches none of the allowed forms (anyOf)", e.Causes, out)
 	case *kind.OneOf:
 		if len(k.Subschemas) > 1 {
-			add("matches forms %s of oneOf, expected exactly one", forms(k.Subschemas))
+			*out = append(*out, Problem{Path: path, Msg: fmt.Sprintf("matches forms %s of oneOf, expected exactly one", forms(k.Subschemas))})
 		} else {
 			w.noneMatched(path, "matches none of the forms of oneOf", e.Causes, out)
 		}
-	case *kind.Not:
-		add("matches a form that is not allowed (not)")
 	default:
-		add("%s", e.ErrorKind.LocalizedString(english))
+		for _, msg := range w.messages(e) {
+			*out = append(*out, Problem{Path: path, Msg: msg})
+		}
+	}
+}
+
+// messages words a keyword that fails at the value itself: one message per
+// missing key, else one for the keyword.
+func (w wording) messages(e *jsonschema.ValidationError) []string {
+	var msgs []string
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		for _, m := range k.Missing {
+			msgs = append(msgs, fmt.Sprintf("missing key %q", m))
+		}
+	case *kind.DependentRequired:
+		for _, m := range k.Missing {
+			msgs = append(msgs, fmt.Sprintf("has key %q, so expected key %q too", k.Prop, m))
+		}
+	case *kind.Dependency:
+		for _, m := range k.Missing {
+			msgs = append(msgs, fmt.Sprintf("has key %q, so expected key %q too", k.Prop, m))
+		}
+	default:
+		if msg, ok := sizeMessage(k); ok {
+			return []string{msg}
+		}
+		return []string{w.valueMessage(e)}
+	}
+	return msgs
+}
+
+// sizeMessage words the keywords that bound how many keys, items or
+// characters a value has; ok is false for the others.
+func sizeMessage(k jsonschema.ErrorKind) (msg string, ok bool) {
+	switch k := k.(type) {
+	case *kind.MinProperties:
+		msg = fmt.Sprintf("has %d keys, expected at least %d", k.Got, k.Want)
+	case *kind.MaxProperties:
+		msg = fmt.Sprintf("has %d keys, expected at most %d", k.Got, k.Want)
+	case *kind.MinItems:
+		msg = fmt.Sprintf("has %d items, expected at least %d", k.Got, k.Want)
+	case *kind.MaxItems:
+		msg = fmt.Sprintf("has %d items, expected at most %d", k.Got, k.Want)
+	case *kind.AdditionalItems:
+		msg = fmt.Sprintf("has %d items more than the schema allows", k.Count)
+	case *kind.UniqueItems:
+		msg = fmt.Sprintf("items %d and %d are equal, expected unique items", k.Duplicates[0], k.Duplicates[1])
+	case *kind.Contains:
+		msg = "has no item that matches contains"
+	case *kind.MinContains:
+		msg = fmt.Sprintf("has %d items that match contains, expected at least %d", len(k.Got), k.Want)
+	case *kind.MaxContains:
+		msg = fmt.Sprintf("has %d items that match contains, expected at most %d", len(k.Got), k.Want)
+	case *kind.MinLength:
+		msg = fmt.Sprintf("is %d characters long, expected at least %d", k.Got, k.Want)
+	case *kind.MaxLength:
+		msg = fmt.Sprintf("is %d characters long, expected at most %d", k.Got, k.Want)
+	default:
+		return "", false
+	}
+	return msg, true
+}
+
+// valueMessage words the keywords about the value's type and contents,
+// and in the library's words the kinds not worded here.
+func (w wording) valueMessage(e *jsonschema.ValidationError) string {
+	switch k := e.ErrorKind.(type) {
+	case *kind.FalseSchema:
+		return "no value is allowed here"
+	case *kind.Type:
+		return fmt.Sprintf("is %s, expected %s", w.found(e.InstanceLocation, k.Got), strings.Join(k.Want, " or "))
+	case *kind.Enum:
+		opts := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			opts[i] = show(w)
+		}
+		return fmt.Sprintf("is %s, expected one of %s%s", show(k.Got), strings.Join(opts, ", "), didYouMean(k.Got, k.Want))
+	case *kind.Const:
+		return fmt.Sprintf("is %s, expected %s", show(k.Got), show(k.Want))
+	case *kind.Format:
+		return fmt.Sprintf("%s is not a valid %s: %v", show(k.Got), k.Want, k.Err)
+	case *kind.Pattern:
+		return fmt.Sprintf("%s does not match pattern %s", show(k.Got), k.Want)
+	case *kind.Minimum:
+		return fmt.Sprintf("is %s, expected at least %s", num(k.Got), num(k.Want))
+	case *kind.Maximum:
+		return fmt.Sprintf("is %s, expected at most %s", num(k.Got), num(k.Want))
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("is %s, expected more than %s", num(k.Got), num(k.Want))
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("is %s, expected less than %s", num(k.Got), num(k.Want))
+	case *kind.MultipleOf:
+		return fmt.Sprintf("is %s, expected a multiple of %s", num(k.Got), num(k.Want))
+	case *kind.Not:
+		return "matches a form that is not allowed (not)"
+	default:
+		return e.ErrorKind.LocalizedString(english)
 	}
 }
 
