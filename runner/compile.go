@@ -54,10 +54,9 @@ type Plan struct {
 
 // VarPlan is a variable with its (possibly overridden) value.
 type VarPlan struct {
-	Name       string
-	Type       reflect.Type
-	Value      *eval.Value
-	Overridden bool
+	Name  string
+	Type  reflect.Type
+	Value *eval.Value
 }
 
 // StepPlan is one step ready to run.
@@ -353,9 +352,9 @@ func (c *compiler) vars(overrides map[string]override) {
 	}
 	for _, v := range c.pb.Vars {
 		t := varType(v.Value)
-		node, file, overridden := v.Value, c.file, false
+		node, file := v.Value, c.file
 		if o, ok := overrides[v.Name]; ok {
-			node, overridden = c.fitOverride(v, t, o), true
+			node = c.fitOverride(v, o)
 			if o.file != "" {
 				file = o.file
 			} else {
@@ -370,7 +369,7 @@ func (c *compiler) vars(overrides map[string]override) {
 			}
 		}
 		c.ec.DeclareVar(v.Name, t)
-		c.plan.Vars = append(c.plan.Vars, &VarPlan{Name: v.Name, Type: t, Value: val, Overridden: overridden})
+		c.plan.Vars = append(c.plan.Vars, &VarPlan{Name: v.Name, Type: t, Value: val})
 	}
 }
 
@@ -385,7 +384,7 @@ func exprType(v *eval.Value) reflect.Type {
 // fitOverride makes a command-line value take the variable's declared type:
 // --set port=8080 stays a number for a number variable and becomes the
 // string "8080" for a string variable.
-func (c *compiler) fitOverride(v *syntax.Var, t reflect.Type, o override) *yaml.Node {
+func (c *compiler) fitOverride(v *syntax.Var, o override) *yaml.Node {
 	n := o.node
 	want := varType(v.Value)
 	got := varType(n)

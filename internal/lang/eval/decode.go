@@ -105,8 +105,8 @@ func (v *Value) Decode(env *Env, target reflect.Value) error {
 	return assign(x, target, v)
 }
 
-// DecodeValue stores an already evaluated value into target; src locates
-// errors.
+// assign stores an already evaluated value x into target; src is the spec
+// value x came from, and locates errors.
 func assign(x any, target reflect.Value, src *Value) error {
 	at := func(format string, args ...any) error {
 		return diag.Errorf(src.Pos, format, args...)
