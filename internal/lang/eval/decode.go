@@ -9,10 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/fields"
+	"github.com/labrun/labrun/internal/lang/scalar"
 )
 
 // Rendering a spec value at run time and storing it into its Go type.
@@ -144,23 +144,21 @@ func errorAt(src *Value, format string, args ...any) error {
 	return diag.Errorf(src.Pos, format, args...)
 }
 
-// assignDuration stores a duration: a number of seconds or a text such
-// as 30s.
+// assignDuration stores a duration by the rule every duration in a
+// playbook follows (scalar.Duration), so that a value an expression gives
+// during the run is held to what a literal is held to before it.
 func assignDuration(x any, target reflect.Value, src *Value) error {
-	switch n := x.(type) {
-	case int:
-		target.SetInt(int64(time.Duration(n) * time.Second))
-	case float64:
-		target.SetInt(int64(time.Duration(n * float64(time.Second))))
-	case string:
-		d, err := time.ParseDuration(n)
-		if err != nil {
-			return errorAt(src, "expected a duration such as 30s, got %q", n)
+	d, err := scalar.Duration(x, fmt.Sprint(x)) // 1e+300, not 300 zeros
+	switch {
+	case errors.Is(err, scalar.ErrNotDuration):
+		if s, ok := x.(string); ok {
+			return errorAt(src, "%v, got %q", err, s)
 		}
-		target.SetInt(int64(d))
-	default:
-		return errorAt(src, "expected a duration, got %s", Format(x))
+		return errorAt(src, "%v, got %s", err, Format(x))
+	case err != nil:
+		return errorAt(src, "%v", err)
 	}
+	target.SetInt(int64(d))
 	return nil
 }
 

@@ -7,10 +7,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/fields"
+	"github.com/labrun/labrun/internal/lang/scalar"
 	"github.com/labrun/labrun/internal/lang/yamlnode"
 	"gopkg.in/yaml.v3"
 )
@@ -238,38 +238,28 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 // digits is a whole number as written, with an optional sign.
 var digits = regexp.MustCompile(`^[-+]?[0-9]+$`)
 
-// duration reads "250ms", "2m", "1h30m" or a plain number of seconds.
+// duration reads a step key's duration by the rule every duration in a
+// playbook follows (scalar.Duration): "250ms", "2m", "1h30m" or a plain
+// number of seconds, positive.
 func (d *decoder) duration(n *yaml.Node) (Duration, bool) {
-	if n.Kind != yaml.ScalarNode {
-		d.errorf(n, "expected a duration such as 30s or 2m, found %s", yamlnode.Describe(n))
-		return Duration{}, false
+	var x any // what the rule reads; nil for a node that cannot be one
+	if n.Kind == yaml.ScalarNode {
+		switch n.Tag {
+		case "!!int", "!!float":
+			if f, err := strconv.ParseFloat(n.Value, 64); err == nil {
+				x = f
+			}
+		case "!!str":
+			x = n.Value
+		}
 	}
-	var dur time.Duration
-	switch n.Tag {
-	case "!!int", "!!float":
-		f, err := strconv.ParseFloat(n.Value, 64)
-		if err != nil {
-			d.errorf(n, "expected a duration such as 30s or 2m, found %s", yamlnode.Describe(n))
-			return Duration{}, false
-		}
-		if f*float64(time.Second) >= math.MaxInt64 {
-			d.errorf(n, "duration %s is too long; the longest is %d seconds (about 292 years)", n.Value, int64(math.MaxInt64/time.Second))
-			return Duration{}, false
-		}
-		dur = time.Duration(f * float64(time.Second))
-	case "!!str":
-		var err error
-		dur, err = time.ParseDuration(n.Value)
-		if err != nil {
-			d.errorf(n, "expected a duration such as 30s or 2m, found %s", yamlnode.Describe(n))
-			return Duration{}, false
-		}
-	default:
-		d.errorf(n, "expected a duration such as 30s or 2m, found %s", yamlnode.Describe(n))
+	dur, err := scalar.Duration(x, n.Value)
+	switch {
+	case errors.Is(err, scalar.ErrNotDuration):
+		d.errorf(n, "%v, found %s", err, yamlnode.Describe(n))
 		return Duration{}, false
-	}
-	if dur <= 0 {
-		d.errorf(n, "duration must be positive, found %s", n.Value)
+	case err != nil:
+		d.errorf(n, "%v", err)
 		return Duration{}, false
 	}
 	return Duration{D: dur, Pos: d.pos(n), Set: true}, true
