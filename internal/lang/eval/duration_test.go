@@ -61,15 +61,8 @@ func TestDecodeDuration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c := testCompiler()
-		env := c.NewEnv()
-		if err := env.SetVar("ns", "cca-dp"); err != nil {
-			t.Fatal(err)
-		}
-		if err := env.SetVar("n", 4); err != nil {
-			t.Fatal(err)
-		}
 		var s durationSpec
-		err := buildValue(t, c, "timeout: "+tt.value).Decode(env, reflect.ValueOf(&s).Elem())
+		err := buildValue(t, c, "timeout: "+tt.value).Decode(testEnv(t, c), reflect.ValueOf(&s).Elem())
 		switch {
 		case tt.err == "" && (err != nil || s.Timeout != tt.want):
 			t.Errorf("timeout: %s = %v, %v; want %v", tt.value, s.Timeout, err, tt.want)
