@@ -2,16 +2,16 @@ package actions
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
-
-	"github.com/labrun/labrun/internal/lang/diag"
-	"github.com/labrun/labrun/internal/lang/eval"
 )
 
 // SleepSpec pauses the playbook. Prefer until on a read-only step: a lab
 // that waits for a condition should say which condition.
+//
+// The duration is held to the rule of every duration in a playbook
+// (scalar.Duration): a literal zero or negative one is refused when the
+// playbook is validated, and one an expression gives, when the spec is
+// decoded, so Run only ever sees a positive duration.
 type SleepSpec struct {
 	Duration time.Duration `yaml:"duration" required:"true" doc:"How long to pause (e.g. 2s)."`
 }
@@ -26,19 +26,7 @@ func init() {
 		Name: "sleep",
 		Cost: InProcess,
 		Doc:  "Pause for a fixed time; for the rare lab step that truly needs it (prefer until).",
-		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
-			var errs diag.List
-			if d := spec.Lookup("duration"); d != nil {
-				if lit, ok := d.Literal(); ok && negative(lit) {
-					errs.Add(d.Pos, "duration must not be negative, found %s", d.Node.Value)
-				}
-			}
-			return errs
-		},
 		Run: func(ctx context.Context, rt *Runtime, spec *SleepSpec) (*SleepResult, error) {
-			if spec.Duration < 0 {
-				return nil, fmt.Errorf("duration must not be negative, found %s", spec.Duration)
-			}
 			start := time.Now()
 			t := time.NewTimer(spec.Duration)
 			defer t.Stop()
@@ -50,19 +38,4 @@ func init() {
 			return &SleepResult{Seconds: time.Since(start).Seconds()}, nil
 		},
 	})
-}
-
-// negative reports whether a literal duration (a number of seconds or a
-// text such as -2s) is below zero.
-func negative(lit any) bool {
-	switch x := lit.(type) {
-	case int:
-		return x < 0
-	case float64:
-		return x < 0
-	case string:
-		d, err := time.ParseDuration(x)
-		return err == nil && d < 0 || strings.HasPrefix(strings.TrimSpace(x), "-")
-	}
-	return false
 }

@@ -1,12 +1,14 @@
 package eval
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"time"
 
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/fields"
+	"github.com/labrun/labrun/internal/lang/scalar"
 	"github.com/labrun/labrun/internal/lang/yamlnode"
 )
 
@@ -46,6 +48,10 @@ func check(v *Value, t reflect.Type, errs *diag.List) {
 		}
 		return
 	case litKind:
+		if t == durationType {
+			checkDuration(v, errs)
+			return
+		}
 		if !literalFits(v.lit, t) {
 			errs.Add(v.Pos, "expected %s, found %s", want, yamlnode.Describe(v.Node))
 		}
@@ -98,19 +104,28 @@ func checkStruct(v *Value, t reflect.Type, errs *diag.List) {
 	}
 }
 
+// checkDuration holds a literal duration to the rule every duration in a
+// playbook follows (scalar.Duration). A value that is no duration is
+// refused like any literal of the wrong kind; one out of range, in the
+// rule's words.
+func checkDuration(v *Value, errs *diag.List) {
+	if v.lit == nil {
+		return // null leaves the zero value: the field is not set
+	}
+	_, err := scalar.Duration(v.lit, v.Node.Value)
+	switch {
+	case errors.Is(err, scalar.ErrNotDuration):
+		errs.Add(v.Pos, "expected %s, found %s", describeType(durationType), yamlnode.Describe(v.Node))
+	case err != nil:
+		errs.Add(v.Pos, "%v", err)
+	}
+}
+
+// literalFits says whether a literal (other than a duration) can fill a
+// field of type t.
 func literalFits(lit any, t reflect.Type) bool {
 	if lit == nil {
 		return true // null leaves the zero value
-	}
-	if t == durationType {
-		switch x := lit.(type) {
-		case int, float64:
-			return true
-		case string:
-			_, err := time.ParseDuration(x)
-			return err == nil
-		}
-		return false
 	}
 	switch t.Kind() {
 	case reflect.String:

@@ -58,7 +58,6 @@ type stepInfo struct {
 	index  int
 	result reflect.Type
 	pos    diag.Pos
-	field  int // index in the steps struct
 }
 
 // Compiler holds the typed scope of a playbook and compiles expressions
@@ -185,12 +184,6 @@ func (c *Compiler) DeclareLaterVar(name string, pos diag.Pos) {
 	c.laterVars[name] = pos
 }
 
-// VarType returns a declared variable's type.
-func (c *Compiler) VarType(name string) (reflect.Type, bool) {
-	t, ok := c.varTypes[name]
-	return t, ok
-}
-
 // DeclareEnv makes environment variables readable as env.NAME.
 func (c *Compiler) DeclareEnv(names []string) {
 	c.envNames = append(c.envNames, names...)
@@ -214,7 +207,7 @@ func (c *Compiler) DeclareStep(id string, result reflect.Type, pos diag.Pos) {
 		}
 		return
 	}
-	c.steps[id] = stepInfo{index: len(c.stepOrder), result: result, pos: pos, field: len(c.stepOrder)}
+	c.steps[id] = stepInfo{index: len(c.stepOrder), result: result, pos: pos}
 	c.stepOrder = append(c.stepOrder, id)
 	c.changed()
 }

@@ -9,10 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/fields"
+	"github.com/labrun/labrun/internal/lang/scalar"
 )
 
 // Rendering a spec value at run time and storing it into its Go type.
@@ -105,45 +105,67 @@ func (v *Value) Decode(env *Env, target reflect.Value) error {
 	return assign(x, target, v)
 }
 
-// DecodeValue stores an already evaluated value into target; src locates
-// errors.
+// assign stores an already evaluated value x into target; src is the spec
+// value x came from, and locates errors. It settles what applies to every
+// type (the source text of a string field, null, pointers), then hands x
+// to the assigner of target's kind.
 func assign(x any, target reflect.Value, src *Value) error {
-	at := func(format string, args ...any) error {
-		return diag.Errorf(src.Pos, format, args...)
-	}
 	t := target.Type()
 	if text, ok := src.sourceText(); ok && (t.Kind() == reflect.String || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String) {
 		x = text
 	}
-	if x == nil {
+	switch {
+	case x == nil:
 		target.Set(reflect.Zero(t))
 		return nil
-	}
-	if t.Kind() == reflect.Pointer {
+	case t.Kind() == reflect.Pointer:
 		p := reflect.New(t.Elem())
 		if err := assign(x, p.Elem(), src); err != nil {
 			return err
 		}
 		target.Set(p)
 		return nil
+	case t == durationType:
+		return assignDuration(x, target, src)
 	}
-	if t == durationType {
-		switch n := x.(type) {
-		case int:
-			target.SetInt(int64(time.Duration(n) * time.Second))
-		case float64:
-			target.SetInt(int64(time.Duration(n * float64(time.Second))))
-		case string:
-			d, err := time.ParseDuration(n)
-			if err != nil {
-				return at("expected a duration such as 30s, got %q", n)
-			}
-			target.SetInt(int64(d))
-		default:
-			return at("expected a duration, got %s", Format(x))
+	switch t.Kind() {
+	case reflect.Slice:
+		return assignList(x, target, src)
+	case reflect.Map:
+		return assignMap(x, target, src)
+	case reflect.Struct:
+		return assignStruct(x, target, src)
+	}
+	return assignScalar(x, target, src)
+}
+
+// errorAt is an error at src's place in the playbook.
+func errorAt(src *Value, format string, args ...any) error {
+	return diag.Errorf(src.Pos, format, args...)
+}
+
+// assignDuration stores a duration by the rule every duration in a
+// playbook follows (scalar.Duration), so that a value an expression gives
+// during the run is held to what a literal is held to before it.
+func assignDuration(x any, target reflect.Value, src *Value) error {
+	d, err := scalar.Duration(x, fmt.Sprint(x)) // 1e+300, not 300 zeros
+	switch {
+	case errors.Is(err, scalar.ErrNotDuration):
+		if s, ok := x.(string); ok {
+			return errorAt(src, "%v, got %q", err, s)
 		}
-		return nil
+		return errorAt(src, "%v, got %s", err, Format(x))
+	case err != nil:
+		return errorAt(src, "%v", err)
 	}
+	target.SetInt(int64(d))
+	return nil
+}
+
+// assignScalar stores x into a field of any value, a string, a boolean or
+// a number.
+func assignScalar(x any, target reflect.Value, src *Value) error {
+	t := target.Type()
 	switch t.Kind() {
 	case reflect.Interface:
 		if c := src.compiler(); c != nil {
@@ -157,18 +179,18 @@ func assign(x any, target reflect.Value, src *Value) error {
 			target.SetString(Format(x))
 			return nil
 		}
-		return at("expected a string, got %s", Format(x))
+		return errorAt(src, "expected a string, got %s", Format(x))
 	case reflect.Bool:
 		b, ok := x.(bool)
 		if !ok {
-			return at("expected a boolean, got %s", Format(x))
+			return errorAt(src, "expected a boolean, got %s", Format(x))
 		}
 		target.SetBool(b)
 		return nil
 	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint16, reflect.Uint32:
 		n, ok := toInt(x)
 		if !ok {
-			return at("expected a whole number, got %s", Format(x))
+			return errorAt(src, "expected a whole number, got %s", Format(x))
 		}
 		if target.CanInt() {
 			target.SetInt(n)
@@ -179,64 +201,77 @@ func assign(x any, target reflect.Value, src *Value) error {
 	case reflect.Float64:
 		f, ok := toFloat(x)
 		if !ok {
-			return at("expected a number, got %s", Format(x))
+			return errorAt(src, "expected a number, got %s", Format(x))
 		}
 		target.SetFloat(f)
 		return nil
-	case reflect.Slice:
-		rv := reflect.ValueOf(x)
-		if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
-			return at("expected a list, got %s", Format(x))
+	}
+	return errorAt(src, "cannot store %s here: expected %s", Format(x), PlainTypes(t.String()))
+}
+
+// assignList stores a list item by item, each located at its own spec
+// value when the list was written in YAML.
+func assignList(x any, target reflect.Value, src *Value) error {
+	rv := reflect.ValueOf(x)
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return errorAt(src, "expected a list, got %s", Format(x))
+	}
+	s := reflect.MakeSlice(target.Type(), rv.Len(), rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		item := src
+		if src.kind == listKind && i < len(src.items) {
+			item = src.items[i]
 		}
-		s := reflect.MakeSlice(t, rv.Len(), rv.Len())
-		for i := 0; i < rv.Len(); i++ {
-			item := src
-			if src.kind == listKind && i < len(src.items) {
-				item = src.items[i]
-			}
-			if err := assign(rv.Index(i).Interface(), s.Index(i), item); err != nil {
-				return err
-			}
-		}
-		target.Set(s)
-		return nil
-	case reflect.Map:
-		m := reflect.MakeMap(t)
-		err := eachEntry(x, func(k string, val any) error {
-			ev := reflect.New(t.Elem()).Elem()
-			item := src
-			if sv := src.Lookup(k); sv != nil {
-				item = sv
-			}
-			if err := assign(val, ev, item); err != nil {
-				return err
-			}
-			m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
-			return nil
-		})
-		if err != nil {
+		if err := assign(rv.Index(i).Interface(), s.Index(i), item); err != nil {
 			return err
 		}
-		target.Set(m)
-		return nil
-	case reflect.Struct:
-		byKey := map[string]fields.Field{}
-		for _, f := range fields.Of(t) {
-			byKey[f.Key] = f
-		}
-		return eachEntry(x, func(k string, val any) error {
-			f, ok := byKey[k]
-			if !ok {
-				return at("unknown key %q", k)
-			}
-			item := src
-			if sv := src.Lookup(k); sv != nil {
-				item = sv
-			}
-			return assign(val, target.FieldByIndex(f.Index), item)
-		})
 	}
-	return at("cannot store %s here: expected %s", Format(x), PlainTypes(t.String()))
+	target.Set(s)
+	return nil
+}
+
+// assignMap stores a mapping into a Go map, entry by entry.
+func assignMap(x any, target reflect.Value, src *Value) error {
+	t := target.Type()
+	m := reflect.MakeMap(t)
+	err := eachEntry(x, func(k string, val any) error {
+		ev := reflect.New(t.Elem()).Elem()
+		if err := assign(val, ev, src.entry(k)); err != nil {
+			return err
+		}
+		m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	target.Set(m)
+	return nil
+}
+
+// assignStruct stores a mapping into a struct by its fields' keys.
+func assignStruct(x any, target reflect.Value, src *Value) error {
+	byKey := map[string]fields.Field{}
+	for _, f := range fields.Of(target.Type()) {
+		byKey[f.Key] = f
+	}
+	return eachEntry(x, func(k string, val any) error {
+		f, ok := byKey[k]
+		if !ok {
+			return errorAt(src, "unknown key %q", k)
+		}
+		return assign(val, target.FieldByIndex(f.Index), src.entry(k))
+	})
+}
+
+// entry is the spec value written for key k of a mapping, to locate an
+// error in it; v itself when k was not written there (the mapping came
+// from an expression).
+func (v *Value) entry(k string) *Value {
+	if sv := v.Lookup(k); sv != nil {
+		return sv
+	}
+	return v
 }
 
 // eachEntry iterates a mapping value, *Map or map[string]any, in order.

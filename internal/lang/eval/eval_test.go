@@ -94,8 +94,10 @@ func buildValue(t *testing.T, c *Compiler, src string) *Value {
 	return v
 }
 
-func TestEvalAndDecode(t *testing.T) {
-	c := testCompiler()
+// testEnv is a run-time environment for testCompiler's variables:
+// vars.ns is "cca-dp" and vars.n is 4.
+func testEnv(t *testing.T, c *Compiler) *Env {
+	t.Helper()
 	env := c.NewEnv()
 	if err := env.SetVar("ns", "cca-dp"); err != nil {
 		t.Fatal(err)
@@ -103,6 +105,12 @@ func TestEvalAndDecode(t *testing.T) {
 	if err := env.SetVar("n", 4); err != nil {
 		t.Fatal(err)
 	}
+	return env
+}
+
+func TestEvalAndDecode(t *testing.T) {
+	c := testCompiler()
+	env := testEnv(t, c)
 	if _, err := env.SetStep("first", &fakeResult{Stdout: "10.43.0.7\n", ExitCode: 0, Items: []string{"a", "b"}}); err != nil {
 		t.Fatal(err)
 	}

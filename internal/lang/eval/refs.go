@@ -25,7 +25,7 @@ import (
 // results lists the fields of result it reads (result.file: "file").
 func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Context) (refs []string, wholeSteps bool, results []string, err error) {
 	var first error
-	fail := func(n ast.Node, format string, args ...any) {
+	fail := func(n ast.Node, msg string) {
 		if first != nil {
 			return
 		}
@@ -33,80 +33,30 @@ func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Contex
 		if loc := n.Location(); loc.From > 0 && p.Line > 0 {
 			p.Col += utf8.RuneCountInString(src[:min(loc.From, len(src))])
 		}
-		first = diag.Errorf(p, "in expression %s: %s%s", quoteExpr(src), fmt.Sprintf(format, args...), c.throughDefine(n))
+		first = diag.Errorf(p, "in expression %s: %s%s", quoteExpr(src), msg, c.throughDefine(n))
 	}
 	v := &refVisitor{}
 	ast.Walk(&root, v)
 	for _, cmp := range v.modeCompares {
 		if s := cmp.value.Value; s != ModeSolve && s != ModeCheck {
-			fail(cmp.value, "mode is %q or %q, never %q%s", ModeSolve, ModeCheck, s, diag.DidYouMean(s, []string{ModeSolve, ModeCheck}))
+			fail(cmp.value, fmt.Sprintf("mode is %q or %q, never %q%s", ModeSolve, ModeCheck, s, diag.DidYouMean(s, []string{ModeSolve, ModeCheck})))
 		}
 	}
 	for _, chain := range v.chains {
 		names := chain.names
 		if len(names) >= 2 && (names[0] == RootSteps || names[0] == RootVars) {
-			ref := names[0] + "." + names[1]
-			if !slices.Contains(refs, ref) {
+			if ref := names[0] + "." + names[1]; !slices.Contains(refs, ref) {
 				refs = append(refs, ref)
 			}
 		}
-		switch names[0] {
-		case RootSteps:
-			if len(names) < 2 {
-				wholeSteps = true
-				continue
-			}
-			if why := c.unreadableStep(names[1], ctx); why != "" {
-				fail(chain.node, "%s", why)
-				continue
-			}
-			if msg := fieldPath("steps."+names[1], c.steps[names[1]].result, names[2:]); msg != "" {
-				fail(chain.node, "%s", msg)
-			}
-		case RootVars:
-			if len(names) < 2 {
-				continue
-			}
-			t, ok := c.varTypes[names[1]]
-			if !ok {
-				if p, later := c.laterVars[names[1]]; later {
-					fail(chain.node, "variable %q is declared further down (at %s); a variable may read only those above it", names[1], p)
-					continue
-				}
-				fail(chain.node, "unknown variable %q%s", names[1], diag.DidYouMean(names[1], c.varOrder))
-				continue
-			}
-			if msg := fieldPath("vars."+names[1], t, names[2:]); msg != "" {
-				fail(chain.node, "%s", msg)
-			}
-		case RootEnv:
-			if len(names) < 2 {
-				continue
-			}
-			if !slices.Contains(c.envNames, names[1]) {
-				fail(chain.node, "environment variable %q is not declared; add it to the playbook's env list%s", names[1], diag.DidYouMean(names[1], c.envNames))
-			}
-		case RootResult:
-			if len(names) >= 2 && !slices.Contains(results, names[1]) {
-				results = append(results, names[1])
-			}
-			if ctx.Result == nil {
-				fail(chain.node, "result is not available here; it exists in until and assert of a step")
-				continue
-			}
-			if msg := fieldPath("result", ctx.Result, names[1:]); msg != "" {
-				fail(chain.node, "%s", msg)
-			}
-		case RootItem, RootIndex:
-			if ctx.Item == nil {
-				fail(chain.node, "%s is not available here; it exists in the spec, until and assert of a step with loop", names[0])
-				continue
-			}
-			if names[0] == RootItem {
-				if msg := fieldPath("item", ctx.Item, names[1:]); msg != "" {
-					fail(chain.node, "%s", msg)
-				}
-			}
+		if names[0] == RootSteps && len(names) < 2 {
+			wholeSteps = true
+		}
+		if names[0] == RootResult && len(names) >= 2 && !slices.Contains(results, names[1]) {
+			results = append(results, names[1])
+		}
+		if msg := c.chainProblem(names, ctx); msg != "" {
+			fail(chain.node, msg)
 		}
 	}
 	return refs, wholeSteps, results, first
@@ -137,6 +87,58 @@ func (x *Expr) ReadsUnder(prefix ...string) [][]string {
 		}
 	}
 	return out
+}
+
+// chainProblem says what is wrong with the member chain names (steps.X.Y,
+// vars.X, env.X, result.Y, item.Y) in an expression standing at ctx, in
+// the playbook's words; "" when nothing is, or names starts elsewhere.
+func (c *Compiler) chainProblem(names []string, ctx Context) string {
+	switch names[0] {
+	case RootSteps:
+		if len(names) < 2 {
+			return ""
+		}
+		if why := c.unreadableStep(names[1], ctx); why != "" {
+			return why
+		}
+		return fieldPath("steps."+names[1], c.steps[names[1]].result, names[2:])
+	case RootVars:
+		if len(names) < 2 {
+			return ""
+		}
+		return c.varProblem(names)
+	case RootEnv:
+		if len(names) >= 2 && !slices.Contains(c.envNames, names[1]) {
+			return fmt.Sprintf("environment variable %q is not declared; add it to the playbook's env list%s", names[1], diag.DidYouMean(names[1], c.envNames))
+		}
+		return ""
+	case RootResult:
+		if ctx.Result == nil {
+			return "result is not available here; it exists in until and assert of a step"
+		}
+		return fieldPath("result", ctx.Result, names[1:])
+	case RootItem, RootIndex:
+		if ctx.Item == nil {
+			return fmt.Sprintf("%s is not available here; it exists in the spec, until and assert of a step with loop", names[0])
+		}
+		if names[0] == RootItem {
+			return fieldPath("item", ctx.Item, names[1:])
+		}
+	}
+	return ""
+}
+
+// varProblem says what is wrong with vars.X...: X is not declared, or
+// declared below, or has no such field.
+func (c *Compiler) varProblem(names []string) string {
+	t, ok := c.varTypes[names[1]]
+	if ok {
+		return fieldPath("vars."+names[1], t, names[2:])
+	}
+	if p, later := c.laterVars[names[1]]; later {
+		return fmt.Sprintf("variable %q is declared further down (at %s); a variable may read only those above it", names[1], p)
+	}
+	return fmt.Sprintf("unknown variable %q%s", names[1], diag.DidYouMean(names[1], c.varOrder))
 }
 
 // unreadableStep says why an expression standing at ctx cannot read step
