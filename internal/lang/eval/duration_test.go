@@ -51,6 +51,8 @@ func TestDecodeDuration(t *testing.T) {
 		{"${{ vars.n }}", 4 * time.Second, ""},
 		{`"${{ vars.n }}ms"`, 4 * time.Millisecond, ""},
 		{"${{ vars.n / 8 }}", 500 * time.Millisecond, ""},
+		{`${{ duration("5s") }}`, 5 * time.Second, ""},
+		{`${{ duration("-5s") }}`, 0, "p.yaml:1:10: duration must be positive, found -5s"},
 		{"${{ vars.n - 4 }}", 0, "p.yaml:1:10: duration must be positive, found 0"},
 		{"${{ -vars.n }}", 0, "p.yaml:1:10: duration must be positive, found -4"},
 		{`"-${{ vars.n }}s"`, 0, "p.yaml:1:10: duration must be positive, found -4s"},

@@ -23,8 +23,9 @@ const longestSeconds = int64(math.MaxInt64 / time.Second)
 
 // Duration reads a duration as a playbook writes it: a text such as
 // "250ms", "2m" or "1h30m", or a number of seconds (an int, int64 or
-// float64, as YAML and expressions give numbers). written is the value as
-// the playbook shows it, for the message.
+// float64, as YAML and expressions give numbers), or the value of expr's
+// duration("5s"), which the static check accepts for a duration field.
+// written is the value as the playbook shows it, for the message.
 //
 // Every duration a playbook writes is a time to wait or a limit, so it
 // must be positive: zero or a negative value is refused, as is a number
@@ -43,6 +44,11 @@ func Duration(x any, written string) (time.Duration, error) {
 		return seconds(float64(x), written)
 	case float64:
 		return seconds(x, written)
+	case time.Duration:
+		if x <= 0 {
+			return 0, notPositive(written)
+		}
+		return x, nil
 	}
 	return 0, ErrNotDuration
 }
