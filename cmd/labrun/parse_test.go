@@ -27,7 +27,7 @@ func TestParseStreamsLikeEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		header, body := splitCapture(string(data))
-		p, ok := kindOfCommand(header)
+		p, ok := parse.ForCommand(header["command"])
 		if !ok {
 			continue
 		}
@@ -91,20 +91,4 @@ func splitCapture(text string) (map[string]string, string) {
 		text = rest
 	}
 	return h, text
-}
-
-// kindOfCommand picks the parser of the captures this test reads.
-func kindOfCommand(h map[string]string) (parse.Parser, bool) {
-	cmd := h["command"]
-	for _, c := range []struct{ words, kind string }{
-		{"bpf ct list", "cilium-bpf-ct-list"}, {"service list", "cilium-service-list"},
-		{"bpf lb list", "cilium-bpf-lb-list"}, {"status --verbose", "cilium-status"},
-		{"bpftool net show", "bpftool-net-show"}, {"tc filter show", "tc-filter-show"},
-		{"iptables-save", "iptables-save"}, {"ss -H", "ss"}, {"netstat", "netstat"},
-	} {
-		if strings.Contains(cmd, c.words) {
-			return parse.Lookup(c.kind)
-		}
-	}
-	return parse.Parser{}, false
 }
