@@ -12,23 +12,24 @@ import (
 // import labrun packages of its own layer or of a layer below it, never
 // one above: there is no cycle and no import upwards. The heavy
 // implementations are the exception that keeps validate light: they sit
-// below the command only, and import nothing of labrun but the leaves,
-// so a spec or result type cannot reach client-go or cilium/ebpf through
-// them. A pattern ending in "/..." names a directory and everything
-// below it; the longest pattern that matches a package decides its layer.
+// below the command only, and import nothing of labrun but the
+// boundaries, so a spec or result type cannot reach client-go or
+// cilium/ebpf through them. A pattern ending in "/..." names a directory
+// and everything below it; the longest pattern that matches a package
+// decides its layer.
 var layers = []layer{
-	{name: "leaves", pkgs: []string{
-		"internal/lang/diag", "internal/lang/fields", "internal/lang/yamlnode", "internal/lang/keypath",
-		"internal/cluster", "internal/bpfmaps/entries", "internal/parse", "internal/k8sobj",
-		"internal/outdir", "internal/secret",
+	{name: "the language", pkgs: []string{"internal/lang/..."}},
+	{name: "the boundaries and small leaves", pkgs: []string{
+		"internal/cluster", "internal/bpfmaps/entries", "internal/k8sobj", "internal/outdir", "internal/secret",
 	}},
-	{name: "the playbook's language", pkgs: []string{"internal/lang/..."}},
+	{name: "the parsers", pkgs: []string{"internal/parse"}},
 	{name: "actions", pkgs: []string{"actions/..."}},
-	{name: "compiling and running", pkgs: []string{"runner/...", "cmd/labrun/internal/..."}},
-	{name: "heavy implementations", pkgs: []string{"internal/kube", "internal/bpfmaps"}, leavesOnly: true},
-	{name: "the command", pkgs: []string{"cmd/labrun"}},
-	// Test helpers and the test cluster's tests and benchmarks may use
-	// anything but the command; no product package imports them.
+	{name: "compiling and running", pkgs: []string{"runner/..."}},
+	{name: "heavy implementations", pkgs: []string{"internal/kube", "internal/bpfmaps"}, only: "the boundaries and small leaves"},
+	{name: "the command", pkgs: []string{"cmd/labrun/..."}},
+	// Test helpers beside the package they serve, and the test cluster's
+	// tests and benchmark, may use anything but the command; no product
+	// package imports them.
 	{name: "test support", pkgs: []string{
 		"internal/cluster/clustertest", "internal/kube/kubetest", "internal/parse/parsetest",
 		"runner/runnertest", "testbed/...",
@@ -38,8 +39,8 @@ var layers = []layer{
 type layer struct {
 	name string
 	pkgs []string
-	// leavesOnly: the layer imports nothing of labrun but the first layer.
-	leavesOnly bool
+	// only, when set, is the one layer this layer may import.
+	only string
 	// support: test helpers, which no product package may import.
 	support bool
 }
@@ -80,8 +81,8 @@ func layerViolations(graph map[string][]string) []string {
 				// reported as a package of its own
 			case layers[to].support && !layers[from].support:
 				bad = append(bad, fmt.Sprintf("%s (%s) imports the test helper %s", pkg, layers[from].name, imp))
-			case layers[from].leavesOnly && to != 0:
-				bad = append(bad, fmt.Sprintf("%s (%s) imports %s (%s): it may import the leaves only", pkg, layers[from].name, imp, layers[to].name))
+			case layers[from].only != "" && layers[to].name != layers[from].only:
+				bad = append(bad, fmt.Sprintf("%s (%s) imports %s (%s): it may import %s only", pkg, layers[from].name, imp, layers[to].name, layers[from].only))
 			case to > from && !layers[from].support:
 				bad = append(bad, fmt.Sprintf("%s (%s) imports %s, a layer above it (%s)", pkg, layers[from].name, imp, layers[to].name))
 			case layers[from].support && layers[to].name == "the command":
@@ -138,8 +139,8 @@ func TestLayerViolationsAreFound(t *testing.T) {
 	got := layerViolations(graph)
 	want := []string{
 		"actions (actions) imports internal/kube, a layer above it (heavy implementations)",
-		"internal/kube (heavy implementations) imports internal/lang/eval (the playbook's language): it may import the leaves only",
-		"internal/lang/diag (leaves) imports runner, a layer above it (compiling and running)",
+		"internal/kube (heavy implementations) imports internal/lang/eval (the language): it may import the boundaries and small leaves only",
+		"internal/lang/diag (the language) imports runner, a layer above it (compiling and running)",
 		"runner (compiling and running) imports the test helper runner/runnertest",
 		"somewhere/new is in no layer: add it to the layers of cmd/labrun/layers_test.go and docs/architecture.md",
 		"testbed/e2e (test support) imports the command cmd/labrun",
