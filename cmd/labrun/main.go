@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Exit codes, documented in the README.
+// Exit codes, documented in docs/commands.md.
 const (
 	exitOK          = 0
 	exitFailed      = 1
@@ -147,8 +147,9 @@ const schemaUsage = `Usage: labrun schema [--install DIR]
 
 Prints the playbook JSON Schema, for editors. With --install DIR, writes it
 to DIR/playbook.schema.json instead (DIR is made if missing) and prints the
-modeline a playbook beside DIR puts on its first line; the README's
-"Editor schema" section says how a lab repository wires it up.
+modeline a playbook beside DIR puts on its first line; the "Editor
+schema" section of labrun's docs/commands.md says how a lab repository
+wires it up.
 
 `
 

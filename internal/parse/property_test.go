@@ -35,7 +35,7 @@ func TestCutAnywhere(t *testing.T) {
 					// curl prints its -w text with no newline of its own
 					// unless the format has one, so a value cut short
 					// ("200 0.0017" of "200 0.001764") looks whole: only
-					// cuts between lines are checked (README says so).
+					// cuts between lines are checked (docs/language.md says so).
 					continue
 				}
 				v, err := p.Parse(cut)

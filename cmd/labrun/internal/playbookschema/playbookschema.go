@@ -51,7 +51,7 @@ func (o *obj) MarshalJSON() ([]byte, error) {
 
 // SchemaURL is the schema's $id: the file as main of labrun's repository
 // holds it, for a lab repository that would rather point at it than
-// install a copy (labrun schema --install; the README's "Editor schema").
+// install a copy (labrun schema --install; docs/commands.md, "Editor schema").
 const SchemaURL = "https://raw.githubusercontent.com/labrun/labrun/main/schemas/playbook.schema.json"
 
 const idPattern = `^[A-Za-z_][A-Za-z0-9_]*$`
@@ -289,7 +289,7 @@ func specSchema(t reflect.Type) *obj {
 const FileName = "playbook.schema.json"
 
 // Install writes the schema into dir (made if missing) as FileName, for a
-// lab repository whose playbooks point at it (the README says how), and
+// lab repository whose playbooks point at it (docs/commands.md says how), and
 // returns the file's path. It replaces the file atomically, so an editor
 // reading it never sees half a schema.
 func Install(dir string) (string, error) {

@@ -3,7 +3,7 @@
 // The editor schema tried in the language server that the common YAML
 // editor plugins run (yaml-language-server, from the npm registry): this
 // test speaks LSP to it over stdio, opens playbooks that point at the
-// schema with the modeline the README gives lab repositories, and reads
+// schema with the modeline docs/commands.md gives lab repositories, and reads
 // the diagnostics and completions an author would see. It needs the
 // server: LABRUN_YAMLLS names its command (make schema-lsp installs it and
 // sets it); run with -tags yamlls.
@@ -287,7 +287,7 @@ func (c *lspClient) complete(path string, line, char int) []string {
 	return labels
 }
 
-// lab lays out a lab repository as the README tells authors to: the
+// lab lays out a lab repository as docs/commands.md tells authors to: the
 // schema installed with `labrun schema --install`, playbooks pointing at it.
 func lab(t *testing.T) (dir, modeline string) {
 	dir = t.TempDir()
