@@ -37,6 +37,7 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json or junit; repeatable")
 	from := fs.String("from", "", "resume at this step, restoring earlier results from the journal in the output directory")
 	dryRun := fs.Bool("dry-run", false, "validate and print the plan; run nothing")
+	noPreflight := fs.Bool("no-preflight", false, "do not ask the cluster for the permissions the steps need before the first one")
 	var taskArgs []string
 	var upto string
 	var quiet bool
@@ -96,6 +97,9 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	r.Only = only
 	r.From = *from
 	r.EncodeResults = slices.ContainsFunc(reqs, func(rq reportReq) bool { return rq.format == "json" })
+	if code, ok := preflight(ctx, r, *noPreflight, stderr); !ok {
+		return code
+	}
 	out, err := r.Run(ctx)
 	defer r.Runtime.Out.Close()
 	if err != nil {
