@@ -60,11 +60,7 @@ func rbacCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return printLoadError(stderr, err)
 	}
-	header := fmt.Sprintf("The permissions labrun %s needs for playbook %s (%s),\nderived from its steps by labrun rbac.", *mode, plan.Playbook.Name, plan.Playbook.File)
-	if len(needs) == 0 {
-		fmt.Fprintf(stdout, "# labrun %s of playbook %s (%s) calls no Kubernetes API:\n# it needs no permission.\n", *mode, plan.Playbook.Name, plan.Playbook.File)
-		return exitOK
-	}
+	header := fmt.Sprintf("The permissions labrun %s of playbook %s (%s) needs,\nderived from its steps by labrun rbac.", *mode, plan.Playbook.Name, plan.Playbook.File)
 	if err := access.WriteRoles(stdout, needs, access.RoleName(plan.Playbook.Name, *mode), header); err != nil {
 		fmt.Fprintln(stderr, "labrun rbac:", err)
 		return exitFailed

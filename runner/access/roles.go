@@ -24,13 +24,17 @@ var nameChars = regexp.MustCompile(`[^a-z0-9.-]+`)
 // for the cluster-wide permissions, then a Role in each namespace for
 // its own, all named name (one rule per resource, above it a comment
 // naming the steps that need each verb). header, when not empty, opens
-// the document as a comment.
+// the document as a comment; without needs it is all there is, and says
+// so.
 func WriteRoles(w io.Writer, needs []Need, name, header string) error {
 	var b strings.Builder
 	if header != "" {
 		for _, line := range strings.Split(strings.TrimRight(header, "\n"), "\n") {
 			b.WriteString(strings.TrimRight("# "+line, " ") + "\n")
 		}
+	}
+	if len(needs) == 0 {
+		b.WriteString("# The steps that run call no Kubernetes API: they need no permission.\n")
 	}
 	for i, role := range roles(needs) {
 		if i > 0 {
