@@ -223,7 +223,7 @@ get jobs.batch (namespace lab): s
 // The changes: apply, delete, scale, label; none in labrun check.
 func TestDeriveChanges(t *testing.T) {
 	manifests := map[string]string{
-		"m/10-ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: lab}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: lab}\n",
+		"m/10-ns.yaml":  "apiVersion: v1\nkind: Namespace\nmetadata: {name: lab}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: lab}\n",
 		"m/20-pod.json": `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}]}`,
 		"m/notes.txt":   "not read",
 		"crd.yaml": `apiVersion: apiextensions.k8s.io/v1
