@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -19,13 +18,8 @@ import (
 
 // What an apply's permissions need of its manifests: the apiVersion, kind
 // and namespace of each object, read from the files (as kube.DecodeFiles
-// reads them: a directory's *.yaml, *.yml and *.json files, in name
-// order) and from inline text. A CustomResourceDefinition among them
+// reads them: a directory's cluster.ManifestFiles) and from inline text. A CustomResourceDefinition among them
 // teaches the table its kind, for the steps after.
-
-// manifestExts are the file name endings read from a directory, as kube
-// reads them.
-var manifestExts = []string{".yaml", ".yml", ".json"}
 
 // manifests reads the objects of src, a file or directory relative to
 // dir or inline text; at is where the step names it.
@@ -56,30 +50,18 @@ func (d *deriver) manifests(src cluster.ManifestSource, at diag.Pos) ([]actions.
 	return out, nil
 }
 
-// manifestFiles is path, or a directory's manifest files in name order.
+// manifestFiles is path, or a directory's manifest files, as kube reads
+// them.
 func manifestFiles(path string) ([]string, error) {
 	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
+	if err != nil || !st.IsDir() {
+		return []string{path}, err
 	}
-	if !st.IsDir() {
-		return []string{path}, nil
+	files, err := cluster.ManifestFiles(path)
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("directory %s has no *.yaml, *.yml or *.json file", path)
 	}
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, e := range entries {
-		if !e.IsDir() && slices.Contains(manifestExts, strings.ToLower(filepath.Ext(e.Name()))) {
-			files = append(files, filepath.Join(path, e.Name()))
-		}
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("directory %s has no *.yaml, *.yml or *.json file", path)
-	}
-	slices.Sort(files)
-	return files, nil
+	return files, err
 }
 
 // decode reads the objects of the documents of data, from file ("" for

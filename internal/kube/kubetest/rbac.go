@@ -3,8 +3,6 @@ package kubetest
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +15,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
 	"github.com/labrun/labrun/internal/cluster"
@@ -258,24 +258,16 @@ func (a *roleAccount) writeKubeconfig(ctx context.Context, t *testing.T, c *kube
 			t.Fatal(err)
 		}
 	}
-	text := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: %s
-    certificate-authority-data: %s
-users:
-- name: %s
-  user:
-    token: %s
-contexts:
-- name: grader
-  context: {cluster: c, user: %s, namespace: %s}
-current-context: grader
-`, cfg.Host, base64.StdEncoding.EncodeToString(ca), account, tr.Status.Token, account, a.namespace)
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: ca, InsecureSkipTLSVerify: cfg.Insecure}
+	if cfg.Insecure {
+		kc.Clusters["test"].CertificateAuthorityData = nil
+	}
+	kc.AuthInfos[account] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.Contexts[account] = &clientcmdapi.Context{Cluster: "test", AuthInfo: account, Namespace: a.namespace}
+	kc.CurrentContext = account
 	path := filepath.Join(t.TempDir(), "grader.kubeconfig")
-	must(t, os.WriteFile(path, []byte(text), 0o600))
+	must(t, clientcmd.WriteToFile(*kc, path))
 	return path
 }
 
