@@ -184,56 +184,65 @@ func refusal(w http.ResponseWriter, code int, reason, msg string) {
 	json.NewEncoder(w).Encode(map[string]any{"apiVersion": "v1", "kind": "Status", "status": "Failure", "reason": reason, "message": msg, "code": code})
 }
 
-func TestMethodsAskWhatClusterSays(t *testing.T) {
-	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n"
-	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: lab}\n"
-	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
-	pods, deploy := cluster.Pods, cluster.Deployments
-	nodes := cluster.Resource{Resource: "nodes", Kind: "Node"}
-	configmaps := cluster.Resource{Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
-	for _, c := range []struct {
-		name string
-		call func(ctx context.Context, c *Client) error
-		want []cluster.Access
-		// beyond: what the function says that no request shows
-		beyond      []cluster.Access
-		watchEvent  string
-		refusePatch string
-	}{
+// methodCase is a call of a method and the function of cluster that
+// says what it asks.
+type methodCase struct {
+	name string
+	call func(ctx context.Context, c *Client) error
+	want []cluster.Access
+	// beyond: what the function says that no request shows
+	beyond      []cluster.Access
+	watchEvent  string
+	refusePatch string
+}
+
+var (
+	nodeResource      = cluster.Resource{Resource: "nodes", Kind: "Node"}
+	configMapResource = cluster.Resource{Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
+)
+
+func TestReadsAskWhatClusterSays(t *testing.T) {
+	runMethodCases(t, []methodCase{
 		{name: "list", call: func(ctx context.Context, c *Client) error {
 			_, err := c.List(ctx, cluster.ObjectQuery{Kind: "po", Namespace: "lab", Selector: "app=web"})
 			return err
-		}, want: cluster.ListAccess(pods, "lab")},
+		}, want: cluster.ListAccess(cluster.Pods, "lab")},
 		{name: "list cluster-scoped", call: func(ctx context.Context, c *Client) error {
 			_, err := c.List(ctx, cluster.ObjectQuery{Kind: "Node", Name: "n1"})
 			return err
-		}, want: cluster.ListAccess(nodes, "")},
+		}, want: cluster.ListAccess(nodeResource, "")},
 		{name: "wait", call: func(ctx context.Context, c *Client) error {
 			n := 0
 			_, err := c.Wait(ctx, cluster.ObjectQuery{Kind: "deploy", Namespace: "lab", Name: "web"}, func([]map[string]any) (bool, error) { n++; return n > 1, nil }, nil)
 			return err
-		}, want: cluster.WaitAccess(deploy, "lab")},
-		{name: "apply", call: func(ctx context.Context, c *Client) error {
-			_, err := c.Apply(ctx, []cluster.ManifestSource{{Text: cm, Label: "cm"}}, cluster.ApplyRequest{})
+		}, want: cluster.WaitAccess(cluster.Deployments, "lab")},
+	})
+}
+
+func TestChangesAskWhatClusterSays(t *testing.T) {
+	apply := func(text string, ns string) func(ctx context.Context, c *Client) error {
+		return func(ctx context.Context, c *Client) error {
+			_, err := c.Apply(ctx, []cluster.ManifestSource{{Text: text, Label: "inline"}}, cluster.ApplyRequest{Namespace: ns})
 			return err
-		}, want: cluster.ApplyAccess(configmaps, "lab"), beyond: configmaps.Access("lab", "create")},
-		{name: "apply a CRD", call: func(ctx context.Context, c *Client) error {
-			_, err := c.Apply(ctx, []cluster.ManifestSource{{Text: crd, Label: "crd"}}, cluster.ApplyRequest{})
-			return err
-		}, want: cluster.ApplyAccess(cluster.CustomResourceDefinitions, ""), beyond: cluster.CustomResourceDefinitions.Access("", "create")},
-		{name: "apply a pod before its service account", refusePatch: `pods "p" is forbidden: error looking up service account lab/default: serviceaccount "default" not found`,
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.Apply(ctx, []cluster.ManifestSource{{Text: pod, Label: "pod"}}, cluster.ApplyRequest{Namespace: "lab"})
-				return err
-			}, want: cluster.ApplyAccess(pods, "lab"), beyond: pods.Access("lab", "create")},
+		}
+	}
+	pods := cluster.Pods
+	runMethodCases(t, []methodCase{
+		{name: "apply", call: apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: lab}\n", ""),
+			want: cluster.ApplyAccess(configMapResource, "lab"), beyond: configMapResource.Access("lab", "create")},
+		{name: "apply a CRD", call: apply("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n", ""),
+			want: cluster.ApplyAccess(cluster.CustomResourceDefinitions, ""), beyond: cluster.CustomResourceDefinitions.Access("", "create")},
+		{name: "apply a pod before its service account", call: apply("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "lab"),
+			refusePatch: `pods "p" is forbidden: error looking up service account lab/default: serviceaccount "default" not found`,
+			want:        cluster.ApplyAccess(pods, "lab"), beyond: pods.Access("lab", "create")},
 		{name: "scale", call: func(ctx context.Context, c *Client) error {
 			_, err := c.Scale(ctx, cluster.ObjectQuery{Kind: "Deployment", Namespace: "lab", Name: "web"}, 2)
 			return err
-		}, want: cluster.ScaleAccess(deploy, "lab")},
+		}, want: cluster.ScaleAccess(cluster.Deployments, "lab")},
 		{name: "label by name", call: func(ctx context.Context, c *Client) error {
 			_, err := c.Label(ctx, cluster.ObjectQuery{Kind: "Node", Name: "n1"}, cluster.LabelRequest{Set: map[string]string{"a": "b"}})
 			return err
-		}, want: cluster.LabelAccess(nodes, "", true)},
+		}, want: cluster.LabelAccess(nodeResource, "", true)},
 		{name: "label by selector", call: func(ctx context.Context, c *Client) error {
 			_, err := c.Label(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: "lab", Selector: "app=web"}, cluster.LabelRequest{Remove: []string{"a"}})
 			return err
@@ -246,27 +255,42 @@ func TestMethodsAskWhatClusterSays(t *testing.T) {
 			_, err := c.Delete(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: "lab", Selector: "app=web"}, cluster.DeleteRequest{Wait: true})
 			return err
 		}, want: cluster.DeleteAccess(pods, "lab", false, true)},
-		{name: "logs of a pod", call: func(ctx context.Context, c *Client) error {
-			_, err := c.Logs(ctx, cluster.PodTarget{Namespace: "lab", Pod: "web"}, cluster.LogRequest{})
+	})
+}
+
+func TestPodsAskWhatClusterSays(t *testing.T) {
+	logs := func(target cluster.PodTarget) func(ctx context.Context, c *Client) error {
+		return func(ctx context.Context, c *Client) error {
+			_, err := c.Logs(ctx, target, cluster.LogRequest{})
 			return err
-		}, want: cluster.LogsAccess(cluster.PodTarget{Pod: "web"}, "lab")},
-		{name: "logs of a DaemonSet's pod", call: func(ctx context.Context, c *Client) error {
-			_, err := c.Logs(ctx, cluster.PodTarget{Namespace: "kube-system", Pod: "ds/cilium", Container: "agent"}, cluster.LogRequest{})
+		}
+	}
+	exec := func(target cluster.PodTarget) func(ctx context.Context, c *Client) error {
+		return func(ctx context.Context, c *Client) error {
+			_, err := c.Exec(ctx, target, cluster.ExecRequest{Argv: []string{"true"}})
 			return err
-		}, want: cluster.LogsAccess(cluster.PodTarget{Pod: "ds/cilium"}, "kube-system")},
-		{name: "logs by selector", call: func(ctx context.Context, c *Client) error {
-			_, err := c.Logs(ctx, cluster.PodTarget{Namespace: "lab", Selector: "app=web"}, cluster.LogRequest{})
-			return err
-		}, want: cluster.LogsAccess(cluster.PodTarget{Selector: "app=web"}, "lab")},
-		{name: "exec in a Service's pod, its default container", call: func(ctx context.Context, c *Client) error {
-			_, err := c.Exec(ctx, cluster.PodTarget{Namespace: "lab", Pod: "svc/web"}, cluster.ExecRequest{Argv: []string{"true"}})
-			return err
-		}, want: cluster.ExecAccess(cluster.PodTarget{Pod: "svc/web"}, "lab"), beyond: pods.SubAccess("exec", "lab", "create")},
-		{name: "exec in a container", call: func(ctx context.Context, c *Client) error {
-			_, err := c.Exec(ctx, cluster.PodTarget{Namespace: "lab", Pod: "web", Container: "main"}, cluster.ExecRequest{Argv: []string{"true"}})
-			return err
-		}, want: cluster.ExecAccess(cluster.PodTarget{Pod: "web", Container: "main"}, "lab"), beyond: pods.SubAccess("exec", "lab", "create")},
-	} {
+		}
+	}
+	create := cluster.Pods.SubAccess("exec", "lab", "create")
+	runMethodCases(t, []methodCase{
+		{name: "logs of a pod", call: logs(cluster.PodTarget{Namespace: "lab", Pod: "web"}),
+			want: cluster.LogsAccess(cluster.PodTarget{Pod: "web"}, "lab")},
+		{name: "logs of a DaemonSet's pod", call: logs(cluster.PodTarget{Namespace: "kube-system", Pod: "ds/cilium", Container: "agent"}),
+			want: cluster.LogsAccess(cluster.PodTarget{Pod: "ds/cilium"}, "kube-system")},
+		{name: "logs by selector", call: logs(cluster.PodTarget{Namespace: "lab", Selector: "app=web"}),
+			want: cluster.LogsAccess(cluster.PodTarget{Selector: "app=web"}, "lab")},
+		{name: "exec in a Service's pod, its default container", call: exec(cluster.PodTarget{Namespace: "lab", Pod: "svc/web"}),
+			want: cluster.ExecAccess(cluster.PodTarget{Pod: "svc/web"}, "lab"), beyond: create},
+		{name: "exec in a container", call: exec(cluster.PodTarget{Namespace: "lab", Pod: "web", Container: "main"}),
+			want: cluster.ExecAccess(cluster.PodTarget{Pod: "web", Container: "main"}, "lab"), beyond: create},
+	})
+}
+
+// runMethodCases makes each call against a fake API server and compares
+// the requests it recorded, with what no request shows, with the
+// function's permissions.
+func runMethodCases(t *testing.T, cases []methodCase) {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeAPI{t: t, watchEvent: c.watchEvent, refusePatch: c.refusePatch}
 			srv := httptest.NewServer(f)

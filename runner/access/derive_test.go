@@ -220,13 +220,14 @@ get jobs.batch (namespace lab): s
 	})
 }
 
-// The changes: apply, delete, scale, label; none in labrun check.
-func TestDeriveChanges(t *testing.T) {
-	manifests := map[string]string{
-		"m/10-ns.yaml":  "apiVersion: v1\nkind: Namespace\nmetadata: {name: lab}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: lab}\n",
-		"m/20-pod.json": `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}]}`,
-		"m/notes.txt":   "not read",
-		"crd.yaml": `apiVersion: apiextensions.k8s.io/v1
+// manifests are what the apply cases apply: a directory of a Namespace,
+// a ConfigMap and a List of a Pod, beside a file that is no manifest;
+// and a CRD.
+var manifests = map[string]string{
+	"m/10-ns.yaml":  "apiVersion: v1\nkind: Namespace\nmetadata: {name: lab}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: lab}\n",
+	"m/20-pod.json": `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}]}`,
+	"m/notes.txt":   "not read",
+	"crd.yaml": `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: widgets.example.com}
 spec:
@@ -235,7 +236,11 @@ spec:
   names: {kind: Widget, plural: widgets, singular: widget, shortNames: [wd]}
   versions: [{name: v1, served: true, storage: true}]
 `,
-	}
+}
+
+// Apply: the kinds and namespaces of files, directories, Lists, inline
+// objects and text; a CRD's kind for the steps after it.
+func TestDeriveApply(t *testing.T) {
 	runCases(t, []deriveCase{
 		{name: "apply files, a directory and a List", files: manifests, steps: `
   - id: s
@@ -288,6 +293,12 @@ create customresourcedefinitions.apiextensions.k8s.io (cluster-wide): crd
 patch customresourcedefinitions.apiextensions.k8s.io (cluster-wide): crd
 list widgets.example.com (namespace lab): s
 `},
+	})
+}
+
+// The other changes: delete, scale, label; none in labrun check.
+func TestDeriveChanges(t *testing.T) {
+	runCases(t, []deriveCase{
 		{name: "delete, scale, label", steps: `
   - id: a
     delete: {kind: Pod, namespace: lab, name: p}
