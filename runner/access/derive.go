@@ -67,10 +67,17 @@ func Derive(p *runner.Plan, opts Options) ([]Need, error) {
 	d := &deriver{opts: opts, env: env, dir: filepath.Dir(p.Playbook.File), kinds: newKinds(), index: map[cluster.Access]int{}}
 	var errs diag.List
 	for _, s := range p.Steps {
-		if runs(s, opts.Mode) {
-			if err := d.step(s); err != nil {
+		switch {
+		case runs(s, opts.Mode):
+			if err := d.step(s, true); err != nil {
 				errs.Append(err)
 			}
+		case s.Action != nil && s.Action.CallsCluster():
+			// A step the mode skips still teaches the table the kinds of
+			// the CRDs it applies, which the steps after may read: check
+			// reads what the solve's apply defined. What it needs, and
+			// what stops it from telling, do not count.
+			d.step(s, false)
 		}
 	}
 	if err := errs.Err(); err != nil {
@@ -109,9 +116,9 @@ type deriver struct {
 	index map[cluster.Access]int // where each permission is in needs
 }
 
-// step adds what s needs: once, or once per item of its loop when the
-// loop's list is known before the run.
-func (d *deriver) step(s *runner.StepPlan) error {
+// step adds what s needs (when record): once, or once per item of its
+// loop when the loop's list is known before the run.
+func (d *deriver) step(s *runner.StepPlan, record bool) error {
 	envs, itemKnown, err := d.loopEnvs(s)
 	if err != nil {
 		return err
@@ -142,8 +149,10 @@ func (d *deriver) step(s *runner.StepPlan) error {
 		if err != nil {
 			return err
 		}
-		for _, a := range needs {
-			d.add(a, s.ID)
+		if record {
+			for _, a := range needs {
+				d.add(a, s.ID)
+			}
 		}
 	}
 	return nil

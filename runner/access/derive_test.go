@@ -293,6 +293,14 @@ create customresourcedefinitions.apiextensions.k8s.io (cluster-wide): crd
 patch customresourcedefinitions.apiextensions.k8s.io (cluster-wide): crd
 list widgets.example.com (namespace lab): s
 `},
+		{name: "check reads the kind of a CRD the solve applied", mode: actions.Check, files: manifests, steps: `
+  - id: crd
+    apply: {files: [crd.yaml]}
+  - id: s
+    get: {kind: widgets.example.com, namespace: lab}
+`, want: `
+list widgets.example.com (namespace lab): s
+`},
 	})
 }
 
