@@ -56,8 +56,8 @@ steps:
 				"labrun rbac --mode run " + path + " prints the Roles that grant them.\n"},
 		{"skipped", actions.Check, true, refuse, 0, true, 0, ""},
 		{"allowed", actions.Check, false, nil, 0, true, 0, ""},
-		{"cannot tell", actions.Check, false, func(cluster.Access) (bool, error) { return false, errors.New("connection refused\nand more") }, 0, true, 0,
-			"labrun check: the permissions were not checked before the first step: connection refused\n"},
+		{"cannot tell", actions.Check, false, func(cluster.Access) (bool, error) { return false, errors.New("the review is forbidden\nand more") }, 0, true, 0,
+			"labrun check: the permissions were not checked before the first step: the review is forbidden\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			asked = 0

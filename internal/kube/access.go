@@ -28,8 +28,10 @@ func (c *Client) DefaultNamespace() string { return c.Namespace }
 // Denied asks the API server, one SelfSubjectAccessReview per permission
 // and all at once, which of want the client's user may not do, and
 // returns those in want's order. A review the server does not answer is
-// an error: the answer is unknown, not a refusal.
-func (c *Client) Denied(ctx context.Context, want []cluster.Access) ([]cluster.Access, error) {
+// an error: the answer is unknown, not a refusal; a transient one
+// (cluster.TransientError) when the server may answer a moment later.
+func (c *Client) Denied(ctx context.Context, want []cluster.Access) (_ []cluster.Access, err error) {
+	defer transient(&err)
 	allowed := make([]bool, len(want))
 	errs := make([]error, len(want))
 	slots := make(chan struct{}, reviewsAtOnce)

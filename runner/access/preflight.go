@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -34,9 +35,10 @@ func (e *Refused) Error() string {
 // the steps of p that run in mode need (Derive, in the connection's
 // namespace), and returns a *Refused naming those it refuses. A plan
 // that calls no cluster asks nothing. A cluster that cannot be connected
-// to is left to the steps, which say so as they always have: nil. Any
-// other error means the preflight could not tell (the API server did not
-// answer, a kind is not in the table); the run may go on.
+// to, or does not answer for now (a cluster.TransientError), is left to
+// the steps, which say so and ride it out as they always have: nil. Any
+// other error means the preflight could not tell (a kind is not in the
+// table, the API server refused the question); the run may go on.
 func Preflight(ctx context.Context, p *runner.Plan, mode actions.Mode, connect func() (cluster.Cluster, error)) error {
 	if connect == nil || !CallsCluster(p, mode) {
 		return nil
@@ -56,6 +58,10 @@ func Preflight(ctx context.Context, p *runner.Plan, mode actions.Mode, connect f
 	ctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
 	defer cancel()
 	denied, err := c.Denied(ctx, want)
+	var outage *cluster.TransientError
+	if errors.As(err, &outage) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

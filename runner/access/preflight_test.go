@@ -78,8 +78,9 @@ func TestPreflight(t *testing.T) {
 }
 
 // Nothing is asked of a plan that calls no cluster; a cluster that
-// cannot be connected to is left to the steps; an unanswered question
-// and unknown permissions are errors the run may go on after.
+// cannot be connected to or does not answer for now is left to the
+// steps; a refused question and unknown permissions are errors the run
+// may go on after.
 func TestPreflightCannotTell(t *testing.T) {
 	connected := false
 	none := func() (cluster.Cluster, error) { connected = true; return nil, errors.New("no usable kubeconfig") }
@@ -90,11 +91,17 @@ func TestPreflightCannotTell(t *testing.T) {
 	if err := Preflight(context.Background(), plan, actions.Solve, none); err != nil || !connected {
 		t.Errorf("no connection: %v, connected %v", err, connected)
 	}
-	down := &clustertest.Cluster{AllowFunc: func(cluster.Access) (bool, error) { return false, errors.New("connection refused") }}
-	err := Preflight(context.Background(), plan, actions.Solve, func() (cluster.Cluster, error) { return down, nil })
+	down := &clustertest.Cluster{AllowFunc: func(cluster.Access) (bool, error) {
+		return false, &cluster.TransientError{Err: errors.New("dial tcp: connection refused"), Reason: "connection refused"}
+	}}
+	if err := Preflight(context.Background(), plan, actions.Solve, func() (cluster.Cluster, error) { return down, nil }); err != nil {
+		t.Errorf("a server that does not answer for now: %v", err)
+	}
+	refusing := &clustertest.Cluster{AllowFunc: func(cluster.Access) (bool, error) { return false, errors.New("selfsubjectaccessreviews is forbidden") }}
+	err := Preflight(context.Background(), plan, actions.Solve, func() (cluster.Cluster, error) { return refusing, nil })
 	var r *Refused
-	if err == nil || errors.As(err, &r) || err.Error() != "connection refused" {
-		t.Errorf("a server that does not answer: %v", err)
+	if err == nil || errors.As(err, &r) || err.Error() != "selfsubjectaccessreviews is forbidden" {
+		t.Errorf("a server that refuses the question: %v", err)
 	}
 	unknown := load(t, "  - id: s\n    get: {kind: Widget}\n", nil)
 	err = Preflight(context.Background(), unknown, actions.Solve, func() (cluster.Cluster, error) { return &clustertest.Cluster{}, nil })
