@@ -39,6 +39,7 @@ func init() {
 		Mutates: true,
 		Changes: "the cluster: creates or updates objects",
 		Run:     applyObjects,
+		Access:  applyAccess,
 		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
 			var errs diag.List
 			if spec.Lookup("files") == nil && spec.Lookup("objects") == nil && spec.Lookup("manifest") == nil {

@@ -43,5 +43,13 @@ func init() {
 			}
 			return res, err
 		},
+		Access: func(spec *DeleteSpec, ac *AccessContext) ([]cluster.Access, error) {
+			r, ns, err := ac.Objects(spec.ObjectQuery)
+			if err != nil {
+				return nil, err
+			}
+			byName := spec.Name != "" || ac.Unknown("name")
+			return cluster.DeleteAccess(r, ns, byName, spec.Wait || ac.Unknown("wait")), nil
+		},
 	})
 }

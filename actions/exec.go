@@ -40,6 +40,9 @@ func init() {
 		Doc:        "Run a command in a pod's container (pod by name, selector or workload such as ds/cilium) and capture stdout, stderr and exit code.",
 		Run:        execInPod,
 		MutatesKey: "mutates",
+		Access: func(spec *ExecSpec, ac *AccessContext) ([]cluster.Access, error) {
+			return execAccess(spec.PodTarget, ac)
+		},
 		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
 			var errs diag.List
 			if spec.Lookup("pod") == nil && spec.Lookup("selector") == nil {
@@ -54,7 +57,7 @@ func init() {
 		Doc:  "Run cilium-dbg in the Cilium agent (kube-system, ds/cilium, container cilium-agent unless told otherwise).",
 		Run: func(ctx context.Context, rt *Runtime, spec *CiliumSpec) (*cluster.ExecResult, error) {
 			e := &ExecSpec{
-				PodTarget:    cluster.PodTarget{Namespace: spec.Namespace, Pod: spec.Pod, Container: spec.Container, Node: spec.Node},
+				PodTarget:    spec.target(),
 				Argv:         append([]string{"cilium-dbg"}, spec.Args...),
 				AllowFailure: spec.AllowFailure,
 				// A lab sends the agent many commands: one shell session
@@ -62,22 +65,41 @@ func init() {
 				// new exec's tens.
 				Reuse: !spec.Separate,
 			}
-			if e.Namespace == "" {
-				e.Namespace = "kube-system"
-			}
-			if e.Pod == "" {
-				e.Pod = "ds/cilium"
-			}
-			if e.Container == "" {
-				e.Container = "cilium-agent"
-			}
 			res, err := execInPod(ctx, rt, e)
 			if err != nil && res != nil && res.ExitCode != 0 && agentUnreachable(res.Stderr) {
 				err = &cluster.TransientError{Err: err, Reason: "Cilium agent API unreachable"}
 			}
 			return res, err
 		},
+		Access: func(spec *CiliumSpec, ac *AccessContext) ([]cluster.Access, error) {
+			return execAccess(spec.target(), ac)
+		},
 	})
+}
+
+// target is the agent's container the command runs in: kube-system's
+// ds/cilium, container cilium-agent, unless the spec says otherwise.
+func (spec *CiliumSpec) target() cluster.PodTarget {
+	t := cluster.PodTarget{Namespace: spec.Namespace, Pod: spec.Pod, Container: spec.Container, Node: spec.Node}
+	if t.Namespace == "" {
+		t.Namespace = "kube-system"
+	}
+	if t.Pod == "" {
+		t.Pod = "ds/cilium"
+	}
+	if t.Container == "" {
+		t.Container = "cilium-agent"
+	}
+	return t
+}
+
+// execAccess is what a command in the pod t picks asks (Exec).
+func execAccess(t cluster.PodTarget, ac *AccessContext) ([]cluster.Access, error) {
+	t, ns, err := ac.Pods(t)
+	if err != nil {
+		return nil, err
+	}
+	return cluster.ExecAccess(t, ns), nil
 }
 
 // agentUnreachableMessages are what cilium-dbg prints when the agent's API

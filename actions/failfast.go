@@ -145,6 +145,27 @@ func (f *failFast) replicaSet(pod map[string]any) map[string]any {
 	return objs[0]
 }
 
+// failFastAccess is what following a wait on objects of kind asks in
+// namespace ns: the pods of a rollout of Deployments, DaemonSets and
+// StatefulSets are watched (Wait), the ReplicaSet of a Deployment's pod
+// read (List); the cause of a failing pod, one of those or a waited Pod,
+// is its container's log (Logs) or its latest Warning event (List).
+func failFastAccess(kind, ns string) []cluster.Access {
+	var out []cluster.Access
+	switch kind {
+	case "Deployment":
+		out = append(out, cluster.ListAccess(cluster.ReplicaSets, ns)...)
+		out = append(out, cluster.WaitAccess(cluster.Pods, ns)...)
+	case "DaemonSet", "StatefulSet":
+		out = append(out, cluster.WaitAccess(cluster.Pods, ns)...)
+	case "Pod":
+	default:
+		return nil
+	}
+	out = append(out, cluster.LogsAccess(cluster.PodTarget{Pod: "failing-pod"}, ns)...)
+	return append(out, cluster.ListAccess(cluster.Events, ns)...)
+}
+
 // crashLogLines is how much of a crashed container's log a failure
 // quotes: a program's last words, not its whole story.
 const crashLogLines = 3

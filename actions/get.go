@@ -29,11 +29,12 @@ type GetResult struct {
 
 func init() {
 	Register(Def[GetSpec, GetResult]{
-		Name:  "get",
-		Cost:  RoundTrip,
-		Doc:   "Read Kubernetes objects by name or selector; with until, watch them until the condition holds.",
-		Run:   getObjects,
-		Watch: watchObjects,
+		Name:   "get",
+		Cost:   RoundTrip,
+		Doc:    "Read Kubernetes objects by name or selector; with until, watch them until the condition holds.",
+		Run:    getObjects,
+		Watch:  watchObjects,
+		Access: getAccess,
 	})
 	Register(Def[GetSpec, GetResult]{
 		Name:       "wait",
@@ -42,6 +43,7 @@ func init() {
 		Run:        getObjects,
 		Watch:      watchObjects,
 		NeedsUntil: true,
+		Access:     getAccess,
 	})
 }
 
@@ -84,6 +86,24 @@ func watchObjects(ctx context.Context, rt *Runtime, spec *GetSpec, cond Conditio
 		return last, err
 	}
 	return newGetResult(items), nil
+}
+
+// getAccess is what a read asks (List), or a wait that watches (Wait,
+// and, unless it allows failing pods, what following a rollout's pods
+// asks: failFastAccess).
+func getAccess(spec *GetSpec, ac *AccessContext) ([]cluster.Access, error) {
+	r, ns, err := ac.Objects(spec.ObjectQuery)
+	if err != nil {
+		return nil, err
+	}
+	if !ac.Watch {
+		return cluster.ListAccess(r, ns), nil
+	}
+	out := cluster.WaitAccess(r, ns)
+	if !spec.AllowFailing || ac.Unknown("allowFailing") {
+		out = append(out, failFastAccess(r.Kind, ns)...)
+	}
+	return out, nil
 }
 
 func newGetResult(items []map[string]any) *GetResult {

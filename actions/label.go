@@ -50,6 +50,13 @@ func init() {
 			return res, err
 		},
 		Check: checkLabel,
+		Access: func(spec *LabelSpec, ac *AccessContext) ([]cluster.Access, error) {
+			r, ns, err := ac.Objects(spec.ObjectQuery)
+			if err != nil {
+				return nil, err
+			}
+			return cluster.LabelAccess(r, ns, spec.Name != "" || ac.Unknown("name")), nil
+		},
 	})
 }
 

@@ -27,5 +27,12 @@ func init() {
 			}
 			return c.Logs(ctx, spec.PodTarget, cluster.LogRequest{TailLines: spec.Tail, Since: spec.Since, Previous: spec.Previous})
 		},
+		Access: func(spec *LogsSpec, ac *AccessContext) ([]cluster.Access, error) {
+			t, ns, err := ac.Pods(spec.PodTarget)
+			if err != nil {
+				return nil, err
+			}
+			return cluster.LogsAccess(t, ns), nil
+		},
 	})
 }

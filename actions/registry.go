@@ -24,6 +24,7 @@ import (
 	"reflect"
 	"sort"
 
+	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
 )
@@ -52,6 +53,7 @@ type Info struct {
 	WritesKey string
 
 	mutatesKey string
+	access     func(spec any, ac *AccessContext) ([]cluster.Access, error)
 	run        func(ctx context.Context, rt *Runtime, spec any) (any, error)
 	watch      func(ctx context.Context, rt *Runtime, spec any, cond Condition) (any, error)
 	check      func(spec *eval.Value, sc *StaticContext) diag.List
@@ -90,6 +92,10 @@ type Def[S, R any] struct {
 	// WritesKey names the spec key that holds the path of the file the
 	// action writes (write's path).
 	WritesKey string
+	// Access lists the permissions a step with this spec needs of the
+	// Kubernetes API (access.go); nil for an action that does not call
+	// the cluster.
+	Access func(spec *S, ac *AccessContext) ([]cluster.Access, error)
 }
 
 // StaticContext is what an action's static check may look at.
@@ -134,6 +140,11 @@ func Register[S, R any](d Def[S, R]) {
 			return nil, err
 		}
 		return r, err
+	}
+	if d.Access != nil {
+		info.access = func(spec any, ac *AccessContext) ([]cluster.Access, error) {
+			return d.Access(spec.(*S), ac)
+		}
 	}
 	if d.Watch != nil {
 		info.watch = func(ctx context.Context, rt *Runtime, spec any, cond Condition) (any, error) {

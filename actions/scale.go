@@ -29,6 +29,13 @@ func init() {
 			}
 			return c.Scale(ctx, spec.ObjectQuery, spec.Replicas)
 		},
+		Access: func(spec *ScaleSpec, ac *AccessContext) ([]cluster.Access, error) {
+			r, ns, err := ac.Objects(spec.ObjectQuery)
+			if err != nil {
+				return nil, err
+			}
+			return cluster.ScaleAccess(r, ns), nil
+		},
 		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
 			var errs diag.List
 			if spec.Lookup("name") == nil {

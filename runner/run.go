@@ -310,11 +310,6 @@ func (e *cleanupTimeout) Error() string {
 
 // prepare evaluates variables and the output directory.
 func (r *Runner) prepare() error {
-	r.env = r.Plan.compiler.NewEnv()
-	r.env.SetMode(eval.ModeSolve)
-	if r.Runtime.Mode == actions.Check {
-		r.env.SetMode(eval.ModeCheck)
-	}
 	getenv := r.Environ
 	if getenv == nil {
 		getenv = os.Getenv
@@ -322,27 +317,11 @@ func (r *Runner) prepare() error {
 	if r.Secrets == nil {
 		r.Secrets = &secret.Redactor{}
 	}
-	for _, name := range r.Plan.EnvNames {
-		r.env.SetEnv(name, getenv(name))
-		if slices.Contains(r.Plan.Secret, name) {
-			r.Secrets.Add(getenv(name))
-		}
+	env, err := r.Plan.Env(r.Runtime.Mode, getenv, r.Secrets)
+	if err != nil {
+		return err
 	}
-	for _, v := range r.Plan.Vars {
-		if v.Value == nil {
-			continue
-		}
-		x, err := v.Value.Eval(r.env)
-		if err != nil {
-			return fmt.Errorf("variable %s: %v", v.Name, err)
-		}
-		if slices.Contains(r.Plan.Secret, v.Name) {
-			addSecret(r.Secrets, eval.Plain(x))
-		}
-		if err := r.env.SetVar(v.Name, eval.Plain(x)); err != nil {
-			return err
-		}
-	}
+	r.env = env
 	if r.Plan.OutputDir != nil {
 		x, err := r.Plan.OutputDir.Eval(r.env)
 		if err != nil {

@@ -36,6 +36,7 @@ Usage:
   labrun check PLAYBOOK [flags]     grade a learner's files: read-only steps and assertions only
   labrun test PLAYBOOK [flags]      prove the grader: solve, check, then change each value of each file; each change must fail
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
+  labrun rbac PLAYBOOK [flags]      print the Roles granting the Kubernetes permissions the playbook needs
   labrun eval PLAYBOOK EXPR...      evaluate expressions on the results a run left in the journal
   labrun schema [--install DIR]     print the playbook JSON Schema, or install it for editors
   labrun actions [NAME]             list actions (what a step changes, spec fields, result) and functions
@@ -67,6 +68,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return testCmd(rest, stdout, stderr)
 	case "validate":
 		return validateCmd(rest, stdout, stderr)
+	case "rbac":
+		return rbacCmd(rest, stdout, stderr)
 	case "eval":
 		return evalCmd(rest, stdout, stderr)
 	case "schema":
@@ -87,7 +90,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if strings.HasPrefix(cmd, "-") || strings.HasSuffix(cmd, ".yaml") || strings.HasSuffix(cmd, ".yml") || fileExists(cmd) {
 		return runCmd(args, actions.Solve, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "test", "validate", "eval", "schema", "actions", "types", "parse", "version"}), usage)
+	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "test", "validate", "rbac", "eval", "schema", "actions", "types", "parse", "version"}), usage)
 	return exitInvalid
 }
 

@@ -62,10 +62,13 @@ type runArgs struct {
 	name     string // the command, run or check, for messages
 	playbook string
 	reports  []reportReq
-	from     string   // --from: the step to resume at
-	dryRun   bool     // --dry-run: print the plan, run nothing
-	tasks    []string // check's --task: the tasks to grade
-	upto     string   // check's --upto: grade the tasks up to this one
+	from     string // --from: the step to resume at
+	dryRun   bool   // --dry-run: print the plan, run nothing
+	// noPreflight: --no-preflight, do not ask the cluster for the
+	// permissions the steps need before the first one.
+	noPreflight bool
+	tasks       []string // check's --task: the tasks to grade
+	upto        string   // check's --upto: grade the tasks up to this one
 }
 
 // reportReq is one --report: a report's format and the file it goes to.
@@ -83,6 +86,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json or junit; repeatable")
 	fs.StringVar(&a.from, "from", "", "resume at this step, restoring earlier results from the journal in the output directory")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "validate and print the plan; run nothing")
+	fs.BoolVar(&a.noPreflight, "no-preflight", false, "do not ask the cluster for the permissions the steps need before the first one")
 	if mode == actions.Check {
 		fs.StringArrayVar(&a.tasks, "task", nil, "grade only this task of the lab: its number or id; repeatable (other tasks are not graded)")
 		fs.StringVar(&a.upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
@@ -122,6 +126,9 @@ func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task,
 	r.Only = only
 	r.From = a.from
 	r.EncodeResults = slices.ContainsFunc(a.reports, func(rq reportReq) bool { return rq.format == "json" })
+	if code, ok := preflight(ctx, r, a.noPreflight, stderr); !ok {
+		return code
+	}
 	out, err := r.Run(ctx)
 	defer r.Runtime.Out.Close()
 	if err != nil {

@@ -32,6 +32,14 @@ type Cluster interface {
 	Delete(ctx context.Context, q ObjectQuery, opts DeleteRequest) ([]DeletedObject, error)
 	Logs(ctx context.Context, target PodTarget, opts LogRequest) (*LogsResult, error)
 	Exec(ctx context.Context, target PodTarget, req ExecRequest) (*ExecResult, error)
+	// Denied asks the API server which of want the connection's user may
+	// not do (one SelfSubjectAccessReview each, at the same time) and
+	// returns those, in want's order; labrun asks it for every permission
+	// a playbook's steps need before the first step (access.go).
+	Denied(ctx context.Context, want []Access) ([]Access, error)
+	// DefaultNamespace is the namespace of requests that name none: the
+	// kubeconfig context's.
+	DefaultNamespace() string
 }
 
 // ObjectQuery names Kubernetes objects: one by name, or a set by selector.

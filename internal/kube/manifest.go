@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/labrun/labrun/internal/cluster"
 )
 
 // Manifest is one object decoded from a file or from inline text, with
@@ -33,9 +33,6 @@ func (m Manifest) Where() string {
 	return fmt.Sprintf("%s document %d (line %d)", m.Source, m.Document, m.Line)
 }
 
-// manifestExts are the file name endings read from a directory.
-var manifestExts = []string{".yaml", ".yml", ".json"}
-
 // DecodeFiles reads manifests from files and directories, in the order
 // given. A directory contributes its *.yaml, *.yml and *.json files sorted
 // by name (not recursively), which makes the apply order predictable: name
@@ -49,7 +46,7 @@ func DecodeFiles(paths ...string) ([]Manifest, error) {
 		}
 		files := []string{p}
 		if st.IsDir() {
-			files, err = manifestFiles(p)
+			files, err = cluster.ManifestFiles(p)
 			if err != nil {
 				return nil, fmt.Errorf("read manifests: %w", err)
 			}
@@ -70,22 +67,6 @@ func DecodeFiles(paths ...string) ([]Manifest, error) {
 		}
 	}
 	return out, nil
-}
-
-func manifestFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, e := range entries {
-		if e.IsDir() || !slices.Contains(manifestExts, strings.ToLower(filepath.Ext(e.Name()))) {
-			continue
-		}
-		files = append(files, filepath.Join(dir, e.Name()))
-	}
-	slices.Sort(files)
-	return files, nil
 }
 
 // DecodeText decodes inline YAML or JSON, possibly several documents

@@ -180,29 +180,12 @@ func bestPod(ctx context.Context, cs objectReader, ns string, sel labels.Selecto
 	return cands[0], nil
 }
 
-// workloadKind normalizes the kind part of a reference.
+// workloadKind normalizes the kind part of a reference to the lowercase
+// kind (deployment, daemonset, ...); cluster.WorkloadResource holds the
+// names, for the permissions a reference needs too.
 func workloadKind(kind string) (string, bool) {
-	k := strings.ToLower(kind)
-	if i := strings.IndexByte(k, '.'); i >= 0 { // deployments.apps, jobs.batch
-		k = k[:i]
-	}
-	switch k {
-	case "po", "pod", "pods":
-		return "pod", true
-	case "deploy", "deployment", "deployments":
-		return "deployment", true
-	case "ds", "daemonset", "daemonsets":
-		return "daemonset", true
-	case "sts", "statefulset", "statefulsets":
-		return "statefulset", true
-	case "rs", "replicaset", "replicasets":
-		return "replicaset", true
-	case "job", "jobs":
-		return "job", true
-	case "svc", "service", "services":
-		return "service", true
-	}
-	return "", false
+	r, ok := cluster.WorkloadResource(kind)
+	return strings.ToLower(r.Kind), ok
 }
 
 // workloadSelector returns the pod selector of a workload.

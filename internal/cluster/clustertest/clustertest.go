@@ -35,6 +35,9 @@ type Cluster struct {
 	ExecFunc func(t cluster.PodTarget, req cluster.ExecRequest) (*cluster.ExecResult, error)
 	// LogsFunc answers Logs; nil makes Logs an error.
 	LogsFunc func(t cluster.PodTarget, req cluster.LogRequest) (*cluster.LogsResult, error)
+	// AllowFunc answers Denied, one permission at a time; nil allows
+	// everything.
+	AllowFunc func(a cluster.Access) (bool, error)
 
 	mu      sync.Mutex
 	objects []map[string]any

@@ -1,0 +1,80 @@
+package access
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/runner"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of the playbooks' Roles")
+
+// The Roles of the labs in playbooks/, with the variables of the test
+// cluster (the e2e test grants them and runs the labs under them), in
+// both modes: testdata/NAME.MODE.yaml.
+func TestPlaybookRoles(t *testing.T) {
+	for _, pb := range []struct{ golden, file, vars string }{
+		{"cca-datapath", "cca-datapath.yaml", "cca-datapath.testbed.yaml"},
+		{"cca-identity", "cca-identity.yaml", "cca-identity.testbed.yaml"},
+		{"cca-services", "cca-services.yaml", "cca-services.testbed.yaml"},
+		{"cca-identity-cleanup", "cca-identity/cleanup.yaml", ""},
+	} {
+		var opts runner.Options
+		if pb.vars != "" {
+			opts.VarsFiles = []string{filepath.Join("../../playbooks", pb.vars)}
+		}
+		plan, err := runner.Load(filepath.Join("../../playbooks", pb.file), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []struct {
+			name string
+			mode actions.Mode
+		}{{"run", actions.Solve}, {"check", actions.Check}} {
+			t.Run(pb.golden+"."+m.name, func(t *testing.T) {
+				needs, err := Derive(plan, Options{Mode: m.mode, Namespace: "default"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got bytes.Buffer
+				header := "labrun rbac --mode " + m.name + " playbooks/" + pb.file
+				if err := WriteRoles(&got, needs, RoleName(plan.Playbook.Name, m.name), header); err != nil {
+					t.Fatal(err)
+				}
+				golden := filepath.Join("testdata", pb.golden+"."+m.name+".yaml")
+				if *update {
+					if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.String() != string(want) {
+					t.Errorf("%s differs (go test -update rewrites it):\n%s", golden, got.String())
+				}
+			})
+		}
+	}
+}
+
+func TestRoleName(t *testing.T) {
+	for in, want := range map[string]string{
+		"cca-datapath":         "labrun-cca-datapath-check",
+		"Stream cut!":          "labrun-stream-cut-check",
+		"..":                   "labrun-playbook-check",
+		"a_b.c":                "labrun-a-b.c-check",
+		strings.Repeat("x", 3): "labrun-xxx-check",
+	} {
+		if got := RoleName(in, "check"); got != want {
+			t.Errorf("RoleName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
