@@ -59,7 +59,7 @@ func TestBpfmapActionUntilSlots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	ns := kubetest.NamespaceName("e2e-bpfmap-cli")
-	web, err := os.ReadFile("../../e2e/testdata/web.yaml")
+	web, err := os.ReadFile("../../testbed/e2e/testdata/web.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
