@@ -32,7 +32,7 @@ type Labrun func(args ...string) (code int, output string)
 // needs, no more, no less. It grants them to a new ServiceAccount and
 // checks the lab (solved before) as that account: the check passes. Then
 // it takes each permission away in turn: the preflight refuses at once
-// (exit 2, in under a second) naming it, and without the preflight the
+// (exit 2) naming it, and logs how long that took, and without the preflight the
 // check fails (exit 1): every permission is needed. flags are the
 // playbook's (--vars, --set out=...).
 func CheckUnderDerivedRoles(t *testing.T, run Labrun, playbook string, flags ...string) {
@@ -62,9 +62,8 @@ func CheckUnderDerivedRoles(t *testing.T, run Labrun, playbook string, flags ...
 			if code != 2 || !strings.Contains(out, p.String()) {
 				t.Errorf("without %s the preflight exited %d, want 2 naming it:\n%s", p, code, out)
 			}
-			if took > time.Second {
-				t.Errorf("the preflight named the missing permission after %s, want under 1 s", took.Round(time.Millisecond))
-			}
+			// How fast is measured, not asserted: tests hold no timing.
+			t.Logf("the preflight named %s in %s (the whole labrun check process)", p, took.Round(time.Millisecond))
 			if code, out, _ := check("--no-preflight"); code != 1 {
 				t.Errorf("without %s and without the preflight the check exited %d, want 1: the permission is not needed\n%s", p, code, out)
 			}
