@@ -161,7 +161,7 @@ func runProgram(ctx context.Context, rt *Runtime, spec *RunSpec) (*RunResult, er
 			return res, fmt.Errorf("%s exited with code %d: %s", ShellQuote(argv), res.ExitCode, tail(res.Stderr))
 		}
 	default:
-		return res, fmt.Errorf("cannot run %s: %v", argv[0], err)
+		return res, fmt.Errorf("cannot run %s: %w", argv[0], err)
 	}
 	return res, nil
 }

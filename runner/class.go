@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"net"
+	"os/exec"
 	"slices"
 	"syscall"
 
@@ -41,8 +42,8 @@ const (
 	// ClassConfig: the playbook or its inputs are wrong in a way only the
 	// run shows: an expression that cannot be evaluated, a variable or
 	// loop of the wrong shape, a spec value the action refuses, a file
-	// the playbook names that is not there, no usable kubeconfig, an
-	// output directory labrun cannot use.
+	// or program the playbook names that is not there, no usable
+	// kubeconfig, an output directory labrun cannot use.
 	ClassConfig Class = "config"
 )
 
@@ -133,6 +134,10 @@ func markOf(err error) Class {
 	case *fs.PathError:
 		if errors.Is(e.Err, fs.ErrNotExist) {
 			return ClassConfig
+		}
+	case *exec.Error:
+		if errors.Is(e.Err, exec.ErrNotFound) {
+			return ClassConfig // a program the playbook runs is not on PATH
 		}
 	case syscall.Errno:
 		errno = e
