@@ -56,9 +56,10 @@ func init() {
 }
 
 // checkRun refuses at validate time what exec would refuse at run time:
-// a NUL byte in an argument, an environment name that cannot be set.
+// a NUL byte in an argument, an environment name that cannot be set; and
+// an argument YAML reads as no value (nullArgs).
 func checkRun(spec *eval.Value, sc *StaticContext) diag.List {
-	var errs diag.List
+	errs := nullArgs(spec, "via", "argv")
 	for _, key := range []string{"via", "argv"} {
 		for i, item := range spec.Lookup(key).Items() {
 			if lit, ok := item.Literal(); ok {
