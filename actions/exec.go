@@ -44,7 +44,7 @@ func init() {
 			return execAccess(spec.PodTarget, ac)
 		},
 		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
-			var errs diag.List
+			errs := nullArgs(spec, "argv")
 			if spec.Lookup("pod") == nil && spec.Lookup("selector") == nil {
 				errs.Add(spec.Pos, "exec needs pod (a name or a workload such as ds/cilium) or selector")
 			}
@@ -55,6 +55,9 @@ func init() {
 		Name: "cilium",
 		Cost: ContainerExec,
 		Doc:  "Run cilium-dbg in the Cilium agent (kube-system, ds/cilium, container cilium-agent unless told otherwise).",
+		Check: func(spec *eval.Value, sc *StaticContext) diag.List {
+			return nullArgs(spec, "args")
+		},
 		Run: func(ctx context.Context, rt *Runtime, spec *CiliumSpec) (*cluster.ExecResult, error) {
 			e := &ExecSpec{
 				PodTarget:    spec.target(),

@@ -56,9 +56,10 @@ func init() {
 }
 
 // checkRun refuses at validate time what exec would refuse at run time:
-// a NUL byte in an argument, an environment name that cannot be set.
+// a NUL byte in an argument, an environment name that cannot be set; and
+// an argument YAML reads as no value (nullArgs).
 func checkRun(spec *eval.Value, sc *StaticContext) diag.List {
-	var errs diag.List
+	errs := nullArgs(spec, "via", "argv")
 	for _, key := range []string{"via", "argv"} {
 		for i, item := range spec.Lookup(key).Items() {
 			if lit, ok := item.Literal(); ok {
@@ -161,7 +162,7 @@ func runProgram(ctx context.Context, rt *Runtime, spec *RunSpec) (*RunResult, er
 			return res, fmt.Errorf("%s exited with code %d: %s", ShellQuote(argv), res.ExitCode, tail(res.Stderr))
 		}
 	default:
-		return res, fmt.Errorf("cannot run %s: %v", argv[0], err)
+		return res, fmt.Errorf("cannot run %s: %w", argv[0], err)
 	}
 	return res, nil
 }

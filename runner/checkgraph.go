@@ -142,7 +142,7 @@ func (r *Runner) endGraphGroup(ctx context.Context, g *StepRecord, recs map[*Ste
 	for _, m := range withMembers(g.Step)[1:] {
 		members = append(members, recs[m])
 	}
-	g.Status = groupStatus(ctx, members)
+	g.Status, g.Class = groupStatus(ctx, members)
 	r.endGroup(g)
 	return g
 }

@@ -34,6 +34,7 @@ type StepRecord struct {
 	Branch     string         `json:"branch,omitempty"`   // and the name of its branch
 	Task       int            `json:"task,omitempty"`     // the number of its task
 	Status     Status         `json:"status"`
+	Class      Class          `json:"class,omitempty"`  // a failed step's kind of failure
 	Reason     string         `json:"reason,omitempty"` // why skipped
 	Started    time.Time      `json:"started"`
 	Seconds    float64        `json:"seconds"`
@@ -125,7 +126,7 @@ func (k skipKind) final() bool { return k == skipWhen || k == skipLooks || k == 
 
 // skipped marks the record skipped, of kind k, for the reason why.
 func (r *StepRecord) skipped(k skipKind, why string) {
-	r.Status, r.Reason, r.skip = Skipped, why, k
+	r.Status, r.Reason, r.skip, r.Class = Skipped, why, k, ""
 }
 
 // AssertRecord is one checked assertion.
@@ -166,6 +167,7 @@ type Outcome struct {
 	Name      string    `json:"name"`
 	Mode      string    `json:"mode"`
 	Status    Status    `json:"status"`
+	Class     Class     `json:"class,omitempty"` // a failed run's kind of failure, the one its exit code says
 	Started   time.Time `json:"started"`
 	Seconds   float64   `json:"seconds"`
 	OutputDir string    `json:"outputDir,omitempty"`

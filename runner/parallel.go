@@ -56,7 +56,8 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 	if g.When != nil {
 		ok, err := g.When.EvalBool(r.env)
 		if err != nil {
-			rec.Status, rec.Error = Failed, err.Error()
+			rec.Error = err.Error()
+			rec.failWith(ClassConfig)
 			return finish(r.skipAll(members, "its parallel step failed"))
 		}
 		if !ok {
@@ -71,7 +72,7 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 	for _, s := range members {
 		recs = append(recs, done[s])
 	}
-	rec.Status = groupStatus(ctx, recs)
+	rec.Status, rec.Class = groupStatus(ctx, recs)
 	return finish(recs)
 }
 
@@ -128,9 +129,12 @@ func (r *Runner) runBranches(ctx context.Context, g *StepPlan) map[*StepPlan]*St
 // groupStatus folds the records of a parallel step's members into the
 // parallel step's status: interrupted when one was; else, once the run's
 // context has ended, as stopped says; else failed when one failed; else
-// passed.
-func groupStatus(ctx context.Context, members []*StepRecord) Status {
+// passed. A failed parallel step has the class of its first failed
+// member, in plan order (timeout when the run's time limit failed it
+// before any member failed).
+func groupStatus(ctx context.Context, members []*StepRecord) (Status, Class) {
 	status := Passed
+	var class Class
 	for _, m := range members {
 		switch {
 		case m.Status == Interrupted:
@@ -140,8 +144,17 @@ func groupStatus(ctx context.Context, members []*StepRecord) Status {
 		case m.Status == Failed && status != Interrupted:
 			status = Failed
 		}
+		if m.Status == Failed && class == "" {
+			class = m.Class
+		}
 	}
-	return status
+	switch {
+	case status != Failed:
+		return status, ""
+	case class == "":
+		return status, ClassTimeout
+	}
+	return status, class
 }
 
 // endGroup ends the record of a parallel step that ran (or was skipped

@@ -36,7 +36,7 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 	// changes: it is rendered once for all retries and polls.
 	spec := s.Action.NewSpec()
 	if err := s.Spec.Decode(env, reflect.ValueOf(spec).Elem()); err != nil {
-		return nil, 0, err
+		return nil, 0, withClass(ClassConfig, err)
 	}
 	x := &execution{ctx: ctx, rt: &rt, s: s, env: env, spec: spec}
 	if r.Runtime.Mode == actions.Check {
@@ -59,7 +59,8 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 }
 
 // placeSpecError puts an action's error about one value of its spec at
-// that value in the playbook, with the others joined to it.
+// that value in the playbook, with the others joined to it; the value is
+// the playbook's fault (ClassConfig).
 func placeSpecError(s *StepPlan, err error) error {
 	var errs []error
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
@@ -71,7 +72,7 @@ func placeSpecError(s *StepPlan, err error) error {
 	for i, e := range errs {
 		var se *actions.SpecError
 		if errors.As(e, &se) {
-			errs[i] = diag.Errorf(s.Spec.Locate(se.Key, se.Text), "%v", se.Err)
+			errs[i] = withClass(ClassConfig, diag.Errorf(s.Spec.Locate(se.Key, se.Text), "%v", se.Err))
 			placed = true
 		}
 	}
@@ -176,16 +177,17 @@ func (e *gaveUp) Unwrap() []error { return []error{e.last, e.ctx} }
 
 // until evaluates the step's condition on a result. When it does not hold
 // and the step's failWhen does, the error is a *FailWhenError: the wait
-// ends as a failure at once.
+// ends as a failure at once. A condition that cannot be evaluated is the
+// playbook's fault (ClassConfig).
 func (x *execution) until(res any) (bool, error) {
 	env := x.env.WithResult(res)
 	ok, err := x.s.Until.EvalBool(env)
 	if ok || err != nil || x.s.FailWhen == nil {
-		return ok, err
+		return ok, withClass(ClassConfig, err)
 	}
 	failed, err := x.s.FailWhen.That.EvalBool(env)
 	if err != nil || !failed {
-		return false, err
+		return false, withClass(ClassConfig, err)
 	}
 	return false, newFailWhenError(x.s.FailWhen, env)
 }
@@ -231,12 +233,25 @@ func (x *execution) retry() (any, error) {
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && x.ctx.Err() != nil {
 		var limit *runTimeout
 		if errors.As(context.Cause(x.ctx), &limit) {
-			err = fmt.Errorf("%s: %v", limit, err)
+			err = timedOut(err, fmt.Errorf("%s: %v", limit, err))
 		} else {
-			err = fmt.Errorf("step timed out after %s: %v", s.Timeout, err)
+			err = timedOut(err, fmt.Errorf("step timed out after %s: %v", s.Timeout, err))
 		}
+	} else if err != nil && errors.Is(x.ctx.Err(), context.DeadlineExceeded) {
+		// the action said in its own words that the time ran out (a
+		// program killed)
+		err = timedOut(err, err)
 	}
 	return res, err
+}
+
+// timedOut is msg, the error of a step whose time ran out (its own or
+// the run's) while last was its latest failure, with the class that
+// decides between the two: timeout, unless last says more (the cluster
+// not answering all along, a spec value the action refuses). The class is
+// taken here, not left to last's chain, since msg only quotes last.
+func timedOut(last, msg error) error {
+	return withClass(decisive(classOf(last), ClassTimeout), msg)
 }
 
 // readOnce is until in check mode. Check looks at the state the learner
@@ -327,7 +342,7 @@ func untilTimeout(ctx context.Context, s *StepPlan, env *eval.Env, last any, las
 	if lastErr != nil {
 		msg += "; last error: " + eval.FirstLine(lastErr.Error())
 	}
-	return errors.New(msg)
+	return timedOut(lastErr, errors.New(msg))
 }
 
 // describeLast renders the operands of the until condition for the last

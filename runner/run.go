@@ -227,6 +227,9 @@ func (r *Runner) finish(ctx context.Context, l *ledger) (*Outcome, error) {
 			out.Status = Failed
 		}
 	}
+	if out.Status == Failed {
+		out.Class = runClass(ctx, out)
+	}
 	out.Seconds = time.Since(out.Started).Seconds()
 	if r.journal != nil {
 		r.journal.Close()
@@ -448,7 +451,8 @@ func (r *Runner) keep(rec *StepRecord) {
 		return
 	}
 	if err := r.journal.Append(rec); err != nil {
-		rec.Status, rec.Reason, rec.Error, rec.skip = Failed, "", err.Error(), notSkipped
+		rec.Reason, rec.Error, rec.skip = "", err.Error(), notSkipped
+		rec.failWith(ClassConfig) // the output directory cannot be used
 	}
 }
 
@@ -498,7 +502,8 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 	if s.When != nil {
 		ok, err := s.When.EvalBool(r.env)
 		if err != nil {
-			rec.Status, rec.Error = Failed, err.Error()
+			rec.Error = err.Error()
+			rec.failWith(ClassConfig)
 			return rec
 		}
 		if !ok {
@@ -556,7 +561,8 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 	}()
 	x, err := s.Loop.Eval(r.env)
 	if err != nil {
-		rec.Status, rec.Error = Failed, err.Error()
+		rec.Error = err.Error()
+		rec.failWith(ClassConfig)
 		return
 	}
 	items := reflect.ValueOf(x)
@@ -564,7 +570,8 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 		items = reflect.ValueOf([]any{})
 	}
 	if items.Kind() != reflect.Slice && items.Kind() != reflect.Array {
-		rec.Status, rec.Error = Failed, fmt.Sprintf("%s: loop gave %s, expected a list", s.Loop.Pos, eval.Show(x))
+		rec.Error = fmt.Sprintf("%s: loop gave %s, expected a list", s.Loop.Pos, eval.Show(x))
+		rec.failWith(ClassConfig)
 		return
 	}
 	rec.Status = Passed
@@ -574,7 +581,8 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 		label := itemLabel(i, item)
 		env, err := r.env.WithItem(item, i, s.Item)
 		if err != nil {
-			rec.Status, rec.Error = Failed, fmt.Sprintf("%s: %v", label, err)
+			rec.Error = fmt.Sprintf("%s: %v", label, err)
+			rec.failWith(ClassConfig)
 			return
 		}
 		if r.Observer != nil {
@@ -619,28 +627,34 @@ func itemLabel(i int, item any) string {
 	return fmt.Sprintf("item %d", i)
 }
 
-// fail records why a step's action failed: an error of its own, or the
-// run stopping it (Ctrl-C, or another branch of its parallel step failed).
+// fail records why a step's action failed, and the class of that
+// failure: an error of its own, or the run stopping it (Ctrl-C, its time
+// limit, or another branch of its parallel step failed).
 func (r *Runner) fail(ctx context.Context, rec *StepRecord, err error) {
 	rec.Error = err.Error()
-	rec.Status = Failed
 	if fw := (*FailWhenError)(nil); errors.As(err, &fw) && fw.Hint != "" {
 		rec.Hint = fw.Hint
 	}
+	class := classOf(err)
 	var stop *branchStopped
 	switch {
 	case errors.As(context.Cause(ctx), &stop):
 		rec.Error = ""
 		rec.skipped(skipCut, stop.Error())
+		return
 	case ctx.Err() != nil:
-		var why string
-		rec.Status, why = stopped(ctx)
-		if rec.Status == Interrupted {
-			rec.Error = why
-		} else if !strings.Contains(rec.Error, why) {
+		status, why := stopped(ctx)
+		if status == Interrupted {
+			rec.Status, rec.Error, rec.Class = Interrupted, why, ""
+			return
+		}
+		if !strings.Contains(rec.Error, why) {
 			rec.Error = why + ": " + rec.Error
 		}
+		// the run's time limit, or the cleanup's, ended the step
+		class = decisive(class, ClassTimeout)
 	}
+	rec.failWith(class)
 }
 
 // runTimeout ends a run's context when its time limit (--timeout) passes.
@@ -687,7 +701,7 @@ func (r *Runner) checkAsserts(rec *StepRecord, s *StepPlan, env *eval.Env, item 
 			ar.Operands = a.That.Explain(env)
 		}
 		if !ar.Passed {
-			rec.Status = Failed
+			rec.failWith(ClassAssertion)
 			all = false
 		}
 		rec.Assertions = append(rec.Assertions, ar)

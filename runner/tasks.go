@@ -30,6 +30,9 @@ type TaskRecord struct {
 	// earlier failure, or check was asked for other tasks), not-started
 	// (check: none of its files exists) or interrupted.
 	Status Status `json:"status"`
+	// Class is a failed task's kind of failure: the class of the step
+	// failure its reason names.
+	Class Class `json:"class,omitempty"`
 	// Reason is why it failed (its first problem) or was skipped or not
 	// started.
 	Reason string `json:"reason,omitempty"`
@@ -115,7 +118,7 @@ func (r *Runner) taskRecords(recs []*StepRecord) []*TaskRecord {
 			}
 			switch {
 			case rec.Status == Failed && tr.Status != Failed:
-				tr.Status, tr.Reason = Failed, rec.FirstReason()
+				tr.Status, tr.Reason, tr.Class = Failed, rec.FirstReason(), rec.Class
 				if s.Task != t {
 					tr.Reason = fmt.Sprintf("step %s of task %d, which it reads: %s", s.ID, s.Task.Number, tr.Reason)
 				}

@@ -365,9 +365,9 @@ func TestFaultRideThrough(t *testing.T) {
 
 // An exec whose stream the kubelet's death cuts, mid-command: a mutating
 // one is not run again (labrun fails the step saying the outcome is
-// unknown, and the command's effect, a line appended to a file, happened
-// once); a read-only one is run again once the kubelet is back, and
-// passes. The kubelet is killed once the command has written its line,
+// unknown, as a transport failure, exit 3, and the command's effect, a
+// line appended to a file, happened once); a read-only one is run again
+// once the kubelet is back, and passes. The kubelet is killed once the command has written its line,
 // which the test reads through its own exec.
 func TestFaultExecStreamCut(t *testing.T) {
 	e := faultTestbed(t)
@@ -379,7 +379,7 @@ func TestFaultExecStreamCut(t *testing.T) {
 		output  string // in labrun's output
 		counter string // the file the command appends to, at the end
 	}{
-		{"mutating", true, 1, "outcome is unknown", "ran\n"},
+		{"mutating", true, exitTransport, "outcome is unknown", "ran\n"},
 		{"read-only", false, 0, "PASSED", "ran\nran\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

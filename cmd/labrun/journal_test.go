@@ -10,8 +10,9 @@ import (
 )
 
 // A journal that cannot take a step's result (here: the file size limit,
-// as a full disk) fails the run at that step with exit 1, naming the
-// journal; a later --from resumes from the complete lines.
+// as a full disk) fails the run at that step, naming the journal, with
+// exit 2: the output directory cannot be used (config), which no answer
+// of the learner's causes; a later --from resumes from the complete lines.
 func TestJournalWriteFailure(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
@@ -44,14 +45,14 @@ steps:
 	got = regexp.MustCompile(`\d+\.\ds`).ReplaceAllString(got, "X.Xs")
 	want := `labrun: full (3 steps)
 ok   [1/3] small (run) X.Xs
-FAIL [2/3] big (run) X.Xs
+FAIL [2/3] big (run) X.Xs [config]
        cannot write journal ` + out + `/.labrun/journal.jsonl: file too large
 skip [3/3] after (run) - an earlier step failed
-full: FAILED in X.Xs (1 passed, 1 failed, 1 skipped)
+full: FAILED [config] in X.Xs (1 passed, 1 failed, 1 skipped)
 outputs (incomplete, the run failed): ` + out + `
 `
-	if code != 1 || got != want {
-		t.Errorf("exit %d, output:\n%s\nwant exit 1, output:\n%s", code, got, want)
+	if code != 2 || got != want {
+		t.Errorf("exit %d, output:\n%s\nwant exit 2, output:\n%s", code, got, want)
 	}
 	if got, code := run("unlimited", "--from", "big"); code != 0 {
 		t.Errorf("--from big: exit %d\n%s", code, got)

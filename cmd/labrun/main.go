@@ -19,11 +19,14 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Exit codes, documented in docs/commands.md.
+// Exit codes, documented in docs/exit-codes.md; exitcodes.go maps a
+// run's class of failure to one.
 const (
 	exitOK          = 0
-	exitFailed      = 1
-	exitInvalid     = 2
+	exitFailed      = 1 // a wrong answer: a step or an assertion failed
+	exitInvalid     = 2 // invalid input, a broken lab, a missing permission
+	exitTransport   = 3 // the cluster did not answer
+	exitTimeout     = 4 // the run's or a step's time ran out
 	exitInterrupted = 130
 )
 
@@ -44,7 +47,9 @@ Usage:
   labrun parse KIND [FILE|-]        print the typed result of a tool-output parser as JSON
   labrun version                    print the version
 
-Exit codes: 0 passed, 1 a step or assertion failed, 2 invalid input, 130 interrupted.
+Exit codes: 0 passed, 1 a step or assertion failed (a wrong answer), 2 invalid input,
+a broken lab or a missing permission, 3 the cluster did not answer, 4 timed out,
+130 interrupted (docs/exit-codes.md).
 Run 'labrun COMMAND --help' for a command's flags.
 `
 

@@ -96,15 +96,15 @@ func TestPlatformCheckScripts(t *testing.T) {
 		wantStdoutOK string // a line of a passing Instruqt check
 	}{
 		{what: "nothing done yet", task: "1", wantCode: 1,
-			wantFail: "task 1 (count.json: how many hosts the inventory lists): count.json: missing"},
+			wantFail: "task 1 (count.json: how many hosts the inventory lists) [assertion]: count.json: missing"},
 		{what: "task 1 done", file: "count.json", body: `{"hosts": 3}`, task: "1", wantCode: 0,
 			wantStdoutOK: "PASS: task 1 (count.json: how many hosts the inventory lists)"},
 		{what: "task 2 wrong", file: "address.json", body: `{"host": "web", "address": "10.0.0.12"}`, task: "2", wantCode: 1,
-			wantFail: `task 2 (address.json: the address of host web): address.json: address is "10.0.0.12", expected "10.0.0.11" (hint: the second word of the line of host web)`},
+			wantFail: `task 2 (address.json: the address of host web) [assertion]: address.json: address is "10.0.0.12", expected "10.0.0.11" (hint: the second word of the line of host web)`},
 		{what: "task 2 fixed", file: "address.json", body: `{"host": "web", "address": "10.0.0.11"}`, task: "2", wantCode: 0,
 			wantStdoutOK: "PASS: task 2 (address.json: the address of host web)"},
 		{what: "task 3 ahead of the learner", task: "3", wantCode: 1,
-			wantFail: "task 3 (summary.txt: both again, one key=value a line): summary.txt: missing"},
+			wantFail: "task 3 (summary.txt: both again, one key=value a line) [assertion]: summary.txt: missing"},
 	}
 	for _, st := range steps {
 		if st.file != "" {

@@ -141,13 +141,7 @@ func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task,
 			return exitFailed
 		}
 	}
-	switch out.Status {
-	case runner.Interrupted:
-		return exitInterrupted
-	case runner.Failed:
-		return exitFailed
-	}
-	return exitOK
+	return exitCode(out)
 }
 
 // runFlags are the flags of the commands that run a playbook's steps

@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/schemacheck"
+	"github.com/labrun/labrun/runner"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of script tests")
@@ -347,6 +349,7 @@ func checkRunStatus(t *testing.T, work string) {
 func checkJUnit(data []byte) error {
 	type message struct {
 		Message *string `xml:"message,attr"`
+		Type    *string `xml:"type,attr"`
 		Body    string  `xml:",chardata"`
 	}
 	type testcase struct {
@@ -406,6 +409,13 @@ func checkJUnit(data []byte) error {
 			for _, m := range append(append(c.Failure, c.Error...), c.Skipped...) {
 				if m.Message == nil {
 					return fmt.Errorf("testcase %q: an outcome without a message attribute", c.Name)
+				}
+			}
+			for _, m := range append(c.Failure, c.Error...) {
+				// labrun's class of failure (docs/exit-codes.md); an
+				// interrupted step has none
+				if m.Type != nil && !slices.Contains(runner.Classes, runner.Class(*m.Type)) {
+					return fmt.Errorf("testcase %q: failure type %q is not a class of failure", c.Name, *m.Type)
 				}
 			}
 			failures += len(c.Failure)

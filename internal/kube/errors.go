@@ -64,14 +64,22 @@ func (e *APIError) Unwrap() error { return e.err }
 
 // wrap turns err into the error labrun reports. Server refusals become an
 // *APIError; other errors (connection refused, timeouts) get the operation
-// and target prefixed. All text is scrubbed of credentials.
+// and target prefixed. All text is scrubbed of credentials. The error is
+// marked with its kind of failure (markForbidden, transient), a change's
+// as well as a read's: a change marked transient is still never made
+// again, since the runner repeats only steps that change nothing, but its
+// failure is then known for the cluster's and not the lab's.
 func (c *Client) wrap(err error, op, target string) error {
-	return wrapErr(err, op, target, c.secrets.list())
+	err = wrapErr(err, op, target, c.secrets.list())
+	transient(&err)
+	return err
 }
 
 // wrapErr is wrap for code without a Client (secrets are the credential
-// values to scrub besides the generic patterns).
-func wrapErr(err error, op, target string, secrets []string) error {
+// values to scrub besides the generic patterns). A refusal of labrun's
+// identity is marked (markForbidden).
+func wrapErr(err error, op, target string, secrets []string) (wrapped error) {
+	defer markForbidden(&wrapped)
 	if err == nil {
 		return nil
 	}

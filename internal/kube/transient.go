@@ -20,9 +20,9 @@ import (
 // IsConnectionReset, IsProbableEOF, IsHTTP2ConnectionLost), a 429 or a
 // 5xx answer (an exec's refused upgrade included), a network timeout, an
 // exec stream that was never set up, and one that ended without its exit
-// status. The cluster calls that read defer it on their error;
-// whether to call again is the caller's decision, which knows whether the
-// step changes the system.
+// status. The cluster calls that read defer it on their error, and wrap
+// marks every call's; whether to call again is the caller's decision,
+// which knows whether the step changes the system.
 func transient(errp *error) {
 	if why := transientReason(*errp); why != "" {
 		*errp = &cluster.TransientError{Err: *errp, Reason: why}

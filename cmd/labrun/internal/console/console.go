@@ -216,6 +216,7 @@ func (p *Printer) StepEnd(r *runner.StepRecord) {
 	if r.Status == runner.Passed || r.Status == runner.Failed {
 		line += fmt.Sprintf(" %.1fs", r.Seconds)
 	}
+	line += classWord(r.Class)
 	if r.Reason != "" {
 		line += " - " + r.Reason
 	}
@@ -268,7 +269,7 @@ func (p *Printer) RunEnd(o *runner.Outcome) {
 	for _, s := range o.Steps {
 		counts[s.Status]++
 	}
-	fmt.Fprintf(p.w, "%s: %s in %.1fs (%d passed, %d failed, %d skipped", o.Name, strings.ToUpper(string(o.Status)), o.Seconds, counts[runner.Passed], counts[runner.Failed], counts[runner.Skipped])
+	fmt.Fprintf(p.w, "%s: %s%s in %.1fs (%d passed, %d failed, %d skipped", o.Name, strings.ToUpper(string(o.Status)), classWord(o.Class), o.Seconds, counts[runner.Passed], counts[runner.Failed], counts[runner.Skipped])
 	if n := counts[runner.Restored]; n > 0 {
 		fmt.Fprintf(p.w, ", %d restored", n)
 	}
@@ -291,15 +292,15 @@ func (p *Printer) RunEnd(o *runner.Outcome) {
 	}
 }
 
-// TaskLine is one line for a task: PASS:, FAIL: with its first reason,
-// TODO: not started, SKIP: not graded or not run, INT: interrupted.
-// Lab platforms show the FAIL: line to the learner.
+// TaskLine is one line for a task: PASS:, FAIL: with its class and first
+// reason, TODO: not started, SKIP: not graded or not run, INT:
+// interrupted. Lab platforms show the FAIL: line to the learner.
 func TaskLine(t *runner.TaskRecord) string {
 	mark := map[runner.Status]string{
 		runner.Passed: "PASS", runner.Failed: "FAIL", runner.NotStarted: "TODO",
 		runner.Skipped: "SKIP", runner.Interrupted: "INT",
 	}[t.Status]
-	line := fmt.Sprintf("%s: task %d (%s)", mark, t.Number, t.Title)
+	line := fmt.Sprintf("%s: task %d (%s)%s", mark, t.Number, t.Title, classWord(t.Class))
 	if t.Reason != "" {
 		line += ": " + t.Reason
 	}
@@ -322,10 +323,10 @@ func (p *Printer) results(o *runner.Outcome) {
 	line := "PASS: " + o.Name
 	switch o.Status {
 	case runner.Failed:
-		line = "FAIL: " + o.Name + ": failed"
+		line = "FAIL: " + o.Name + classWord(o.Class) + ": failed"
 		for _, s := range o.Steps {
 			if s.Status == runner.Failed {
-				line = "FAIL: " + o.Name + ": " + s.FirstReason()
+				line = "FAIL: " + o.Name + classWord(s.Class) + ": " + s.FirstReason()
 				break
 			}
 		}
@@ -333,4 +334,13 @@ func (p *Printer) results(o *runner.Outcome) {
 		line = "INT: " + o.Name + ": interrupted"
 	}
 	fmt.Fprintln(p.w, line)
+}
+
+// classWord is a failure's class as failure lines show it, after what
+// failed: " [transport]"; "" for no class (nothing failed).
+func classWord(c runner.Class) string {
+	if c == "" {
+		return ""
+	}
+	return " [" + string(c) + "]"
 }

@@ -38,3 +38,38 @@ func TestParallelSteps(t *testing.T) {
 		t.Errorf("after ct ended, status line %q", line)
 	}
 }
+
+// A failure's class follows what failed, in brackets: the step's FAIL
+// line, the task's FAIL: line (check -q's too) and the summary; lines of
+// steps and tasks that did not fail are as they were.
+func TestFailureLinesCarryClass(t *testing.T) {
+	var buf bytes.Buffer
+	p := New(&buf, false, false, false)
+	s := &runner.StepPlan{ID: "pods", Index: 0}
+	p.total = 2
+	p.StepEnd(&runner.StepRecord{ID: "pods", Action: "get", Status: runner.Failed, Class: runner.ClassTransport, Seconds: 0.25, Step: s,
+		Error: "list pods: connect: connection refused"})
+	p.StepEnd(&runner.StepRecord{ID: "later", Action: "run", Status: runner.Skipped, Reason: "an earlier step failed", Step: &runner.StepPlan{ID: "later", Index: 1}})
+	tasks := []*runner.TaskRecord{
+		{Number: 1, Title: "Scale web", Status: runner.Failed, Class: runner.ClassTransport, Reason: "list pods: connect: connection refused"},
+		{Number: 2, Title: "Label it", Status: runner.NotStarted, Reason: "not started: no label.json yet"},
+	}
+	p.RunEnd(&runner.Outcome{Name: "lab", Status: runner.Failed, Class: runner.ClassTransport, Seconds: 1, Tasks: tasks,
+		Steps: []*runner.StepRecord{{Status: runner.Failed}, {Status: runner.Skipped}}})
+	want := `FAIL [1/2] pods (get) 0.2s [transport]
+       list pods: connect: connection refused
+skip [2/2] later (run) - an earlier step failed
+FAIL: task 1 (Scale web) [transport]: list pods: connect: connection refused
+TODO: task 2 (Label it): not started: no label.json yet
+lab: FAILED [transport] in 1.0s (0 passed, 1 failed, 1 skipped)
+`
+	if got := strings.Replace(buf.String(), " 0.3s ", " 0.2s ", 1); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	buf.Reset()
+	New(&buf, false, false, true).RunEnd(&runner.Outcome{Name: "lab", Status: runner.Failed, Class: runner.ClassConfig,
+		Steps: []*runner.StepRecord{{Status: runner.Failed, Class: runner.ClassConfig, Error: "expression `int(vars.n)`: invalid operation"}}})
+	if got, want := buf.String(), "FAIL: lab [config]: expression `int(vars.n)`: invalid operation\n"; got != want {
+		t.Errorf("quiet line %q, want %q", got, want)
+	}
+}

@@ -136,7 +136,11 @@ type junitCase struct {
 
 type junitMessage struct {
 	Message string `xml:"message,attr"`
-	Body    string `xml:",chardata"`
+	// Type is a failed step's class (runner.Class): CI views show it
+	// beside the message, and a platform reads it to tell a wrong answer
+	// from a cluster that is down.
+	Type string `xml:"type,attr,omitempty"`
+	Body string `xml:",chardata"`
 }
 
 // JUnit renders a test case per step: in one test suite, or for a lab
@@ -190,11 +194,12 @@ func junitSuiteOf(o *runner.Outcome, name string, seconds float64, recs []*runne
 		switch r.Status {
 		case runner.Failed:
 			msg, body := failureText(r)
+			m := &junitMessage{Message: msg, Type: string(r.Class), Body: body}
 			if r.Error != "" && len(r.Assertions) == 0 {
-				c.Error = &junitMessage{Message: msg, Body: body}
+				c.Error = m
 				s.Errors++
 			} else {
-				c.Failure = &junitMessage{Message: msg, Body: body}
+				c.Failure = m
 				s.Failures++
 			}
 		case runner.Interrupted:

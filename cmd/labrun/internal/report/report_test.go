@@ -116,3 +116,62 @@ func TestJSONMatchesEncodingJSON(t *testing.T) {
 		})
 	}
 }
+
+// A failed step's class is its JUnit failure's type and its "class" in
+// JSON, as are a failed task's and the run's; nothing that did not fail
+// has one.
+func TestClassInReports(t *testing.T) {
+	o := &runner.Outcome{
+		Name: "lab", Status: runner.Failed, Class: runner.ClassTransport, Started: time.Unix(0, 0),
+		Tasks: []*runner.TaskRecord{
+			{Number: 1, ID: "a", Title: "A", Status: runner.Failed, Class: runner.ClassAssertion, Reason: "assertion failed: x"},
+			{Number: 2, ID: "b", Title: "B", Status: runner.Passed},
+		},
+		Steps: []*runner.StepRecord{
+			{ID: "wrong", Action: "run", Task: 1, Status: runner.Failed, Class: runner.ClassAssertion,
+				Assertions: []runner.AssertRecord{{That: "x", Passed: false}}},
+			{ID: "down", Action: "get", Task: 2, Status: runner.Failed, Class: runner.ClassTransport, Error: "connection refused"},
+			{ID: "fine", Action: "run", Task: 2, Status: runner.Passed},
+		},
+	}
+	b, err := JUnit(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if f := doc.Suites[0].Cases[0].Failure; f == nil || f.Type != "assertion" {
+		t.Errorf("failure %+v, want type assertion", f)
+	}
+	if e := doc.Suites[1].Cases[0].Error; e == nil || e.Type != "transport" {
+		t.Errorf("error %+v, want type transport", e)
+	}
+	if strings.Count(string(b), "type=") != 2 {
+		t.Errorf("want two type attributes:\n%s", b)
+	}
+	b, err = JSON(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Class string
+		Tasks []struct{ Class *string }
+		Steps []struct{ Class *string }
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		t.Fatal(err)
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "(none)"
+		}
+		return *p
+	}
+	if j.Class != "transport" || str(j.Tasks[0].Class) != "assertion" || j.Tasks[1].Class != nil ||
+		str(j.Steps[0].Class) != "assertion" || str(j.Steps[1].Class) != "transport" || j.Steps[2].Class != nil {
+		t.Errorf("classes: run %s, tasks %s %s, steps %s %s %s", j.Class, str(j.Tasks[0].Class), str(j.Tasks[1].Class),
+			str(j.Steps[0].Class), str(j.Steps[1].Class), str(j.Steps[2].Class))
+	}
+}
