@@ -33,7 +33,8 @@ type Labrun func(args ...string) (code int, output string)
 // checks the lab (solved before) as that account: the check passes. Then
 // it takes each permission away in turn: the preflight refuses at once
 // (exit 2) naming it, and logs how long that took, and without the preflight the
-// check fails (exit 1): every permission is needed. flags are the
+// check fails, a step refused as forbidden (exit 2): every permission is
+// needed. flags are the
 // playbook's (--vars, --set out=...).
 func CheckUnderDerivedRoles(t *testing.T, run Labrun, playbook string, flags ...string) {
 	ns := NamespaceName("e2e-rbac")
@@ -64,8 +65,9 @@ func CheckUnderDerivedRoles(t *testing.T, run Labrun, playbook string, flags ...
 			}
 			// How fast is measured, not asserted: tests hold no timing.
 			t.Logf("the preflight named %s in %s (the whole labrun check process)", p, took.Round(time.Millisecond))
-			if code, out, _ := check("--no-preflight"); code != 1 {
-				t.Errorf("without %s and without the preflight the check exited %d, want 1: the permission is not needed\n%s", p, code, out)
+			// A step the API server refuses fails as forbidden, exit 2.
+			if code, out, _ := check("--no-preflight"); code != 2 || !strings.Contains(out, "[forbidden]") {
+				t.Errorf("without %s and without the preflight the check exited %d, want 2 with a step failed as [forbidden]: the permission is not needed\n%s", p, code, out)
 			}
 		})
 	}
