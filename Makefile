@@ -8,7 +8,7 @@ GO        ?= go
 BIN       := bin/labrun
 PKGS      := ./...
 
-.PHONY: all build test unit race lint fuzz schema-lsp e2e e2e-faults e2e-single e2e-tunnel e2e-native lab bench testbed-up testbed-down testbed-status testbed-logs clean schema reference
+.PHONY: all build image test unit race lint fuzz schema-lsp e2e e2e-faults e2e-single e2e-tunnel e2e-native lab bench testbed-up testbed-down testbed-status testbed-logs clean schema reference
 
 KUBECONFIG_TESTBED := /var/lib/labrun-testbed/kubeconfig
 LAB                ?= cca-datapath
@@ -22,6 +22,29 @@ all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labrun
+
+# labrun's container image (cmd/labrun-image), as an OCI image-layout
+# tarball that testbed/lib/labrun-image.sh imports into the test cluster's
+# nodes. bin/labrun is built static, its paths trimmed, with its commit
+# stamped for `labrun version` and the image's tag (-buildvcs=true: this
+# machine's GOFLAGS turn it off; go build stamps nothing in a git worktree,
+# go.dev/issue/58218, so build the image in a clone). The tarball is
+# rebuilt only when the bytes of its inputs changed (go build touches the
+# binary even when it relinks nothing): the binary, the CA bundle
+# (Debian's ca-certificates), the builder. One commit gives one digest.
+IMAGE        := bin/labrun-image.oci.tar
+CA_BUNDLE    := /etc/ssl/certs/ca-certificates.crt
+IMAGE_INPUTS  = $(BIN) $(CA_BUNDLE) $(filter-out %_test.go,$(wildcard cmd/labrun-image/*.go)) go.sum
+
+image:
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=true -o $(BIN) ./cmd/labrun
+	@sums="$$(sha256sum $(IMAGE_INPUTS))" || exit 1; \
+	if [ -f $(IMAGE) ] && [ "$$sums" = "$$(cat $(IMAGE).inputs 2>/dev/null)" ]; then \
+	  echo "$(IMAGE): up to date"; \
+	else \
+	  echo "$(GO) run ./cmd/labrun-image -binary $(BIN) -ca-bundle $(CA_BUNDLE) -o $(IMAGE)"; \
+	  $(GO) run ./cmd/labrun-image -binary $(BIN) -ca-bundle $(CA_BUNDLE) -o $(IMAGE) && echo "$$sums" >$(IMAGE).inputs; \
+	fi
 
 # The full suite: formatting, vet, unit and CLI tests, a short run of every
 # fuzz target so they cannot rot, and the end-to-end tests on the testbed.

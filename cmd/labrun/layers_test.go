@@ -26,7 +26,9 @@ var layers = []layer{
 	{name: "actions", pkgs: []string{"actions/..."}},
 	{name: "compiling and running", pkgs: []string{"runner/..."}},
 	{name: "heavy implementations", pkgs: []string{"internal/kube", "internal/bpfmaps"}, only: "the boundaries and small leaves"},
-	{name: "the command", pkgs: []string{"cmd/labrun/..."}},
+	// labrun-image builds the command's container image; it imports no
+	// labrun package.
+	{name: "the command", pkgs: []string{"cmd/labrun/...", "cmd/labrun-image"}},
 	// Test helpers beside the package they serve, and the test cluster's
 	// tests and benchmark, may use anything but the command; no product
 	// package imports them.

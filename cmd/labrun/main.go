@@ -30,8 +30,6 @@ const (
 	exitInterrupted = 130
 )
 
-var version = "dev"
-
 const usage = `labrun runs hands-on Kubernetes and Cilium labs from YAML playbooks.
 
 Usage:
@@ -86,8 +84,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "types":
 		return typesCmd(rest, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "labrun", version)
-		return exitOK
+		return versionCmd(stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -22,6 +22,8 @@ PKGS=(
   python3.11 jq
   # certificates; namespaces (unshare/nsenter)
   openssl util-linux
+  # the CA bundle labrun's image carries (make image)
+  ca-certificates
   # building bpftool 7.5 from Debian's kernel source package
   make gcc libc6-dev libelf-dev zlib1g-dev libcap-dev pkg-config xz-utils
 )
