@@ -83,8 +83,43 @@ func Derive(p *runner.Plan, opts Options) ([]Need, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(d.needs, func(a, b Need) int { return compareAccess(a.Access, b.Access) })
-	return d.needs, nil
+	needs := foldIntoClusterWide(d.needs)
+	slices.SortStableFunc(needs, func(a, b Need) int { return compareAccess(a.Access, b.Access) })
+	return needs, nil
+}
+
+// foldIntoClusterWide drops a namespace's need that a cluster-wide need
+// of the same verb and resource already grants (a ClusterRole bound
+// cluster-wide covers every namespace), giving its steps to the
+// cluster-wide one: a rule in a namespace's Role that the ClusterRole
+// already grants is not needed, and taking it away would change nothing.
+func foldIntoClusterWide(needs []Need) []Need {
+	wide := map[cluster.Access]int{}
+	for i, n := range needs {
+		if n.Namespace == "" {
+			wide[n.Access] = i
+		}
+	}
+	folded := make([]bool, len(needs))
+	for j, n := range needs {
+		all := n.Access
+		all.Namespace = ""
+		if i, ok := wide[all]; ok && n.Namespace != "" {
+			for _, st := range n.Steps {
+				if !slices.Contains(needs[i].Steps, st) {
+					needs[i].Steps = append(needs[i].Steps, st)
+				}
+			}
+			folded[j] = true
+		}
+	}
+	var out []Need
+	for j, n := range needs {
+		if !folded[j] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // CallsCluster reports whether a run of p in mode may call the
