@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,10 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/labrun/labrun/internal/kube/kubetest"
 )
@@ -38,32 +33,8 @@ apiVersion: v1
 kind: ServiceAccount
 metadata: {name: learner, namespace: %s}
 `, ns, ns))
-	cs, err := kubernetes.NewForConfig(c.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	exp := int64(600)
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "learner",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := c.Config()
-	ca := cfg.CAData
-	if len(ca) == 0 && cfg.CAFile != "" {
-		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
-			t.Fatal(err)
-		}
-	}
 	dir := t.TempDir()
-	kc := filepath.Join(dir, "learner.kubeconfig")
-	os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: %s, certificate-authority-data: %s}}]
-users: [{name: learner, user: {token: %s}}]
-contexts: [{name: learner, context: {cluster: c, user: learner, namespace: %s}}]
-current-context: learner
-`, cfg.Host, base64.StdEncoding.EncodeToString(ca), tr.Status.Token, ns)), 0o600)
+	kc := kubetest.ServiceAccountKubeconfig(ctx, t, c, ns, "learner")
 	for _, tc := range []struct{ mode, step string }{
 		{"check", "get: {kind: Pod}\n    timeout: 2m"},
 		{"run", "scale: {kind: Deployment, name: web, replicas: 2}"},

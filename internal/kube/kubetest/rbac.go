@@ -32,10 +32,10 @@ type Labrun func(args ...string) (code int, output string)
 // needs, no more, no less. It grants them to a new ServiceAccount and
 // checks the lab (solved before) as that account: the check passes. Then
 // it takes each permission away in turn: the preflight refuses at once
-// (exit 2) naming it, and logs how long that took, and without the preflight the
-// check fails, a step refused as forbidden (exit 2): every permission is
-// needed. flags are the
-// playbook's (--vars, --set out=...).
+// (exit 2) naming it, and the test logs how long that took; without the
+// preflight the check fails with a step refused as forbidden (exit 2):
+// every permission is needed. flags are the playbook's (--vars, --set
+// out=...).
 func CheckUnderDerivedRoles(t *testing.T, run Labrun, playbook string, flags ...string) {
 	ns := NamespaceName("e2e-rbac")
 	args := append(append([]string{"rbac", "--mode", "check", "--namespace", ns}, flags...), playbook)
@@ -246,8 +246,21 @@ func (a *roleAccount) await(ctx context.Context, t *testing.T, p cluster.Access,
 // writeKubeconfig writes a kubeconfig with a token of the account, its
 // context's namespace the account's.
 func (a *roleAccount) writeKubeconfig(ctx context.Context, t *testing.T, c *kube.Client) string {
+	return ServiceAccountKubeconfig(ctx, t, c, a.namespace, account)
+}
+
+// ServiceAccountKubeconfig writes a kubeconfig that authenticates as the
+// ServiceAccount name of namespace ns with a token of it (TokenRequest,
+// an hour), to the test cluster c connects to, its context's namespace
+// ns; the file goes when the test ends.
+func ServiceAccountKubeconfig(ctx context.Context, t *testing.T, c *kube.Client, ns, name string) string {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
 	exp := int64(3600)
-	tr, err := a.cs.CoreV1().ServiceAccounts(a.namespace).CreateToken(ctx, account,
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -264,10 +277,10 @@ func (a *roleAccount) writeKubeconfig(ctx context.Context, t *testing.T, c *kube
 	if cfg.Insecure {
 		kc.Clusters["test"].CertificateAuthorityData = nil
 	}
-	kc.AuthInfos[account] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	kc.Contexts[account] = &clientcmdapi.Context{Cluster: "test", AuthInfo: account, Namespace: a.namespace}
-	kc.CurrentContext = account
-	path := filepath.Join(t.TempDir(), "grader.kubeconfig")
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: "test", AuthInfo: name, Namespace: ns}
+	kc.CurrentContext = name
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
 	must(t, clientcmd.WriteToFile(*kc, path))
 	return path
 }
