@@ -14,6 +14,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/cmd/labrun/internal/console"
+	"github.com/labrun/labrun/cmd/labrun/internal/platform"
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/bpfmaps"
 	"github.com/labrun/labrun/internal/kube"
@@ -30,6 +31,9 @@ import (
 func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	a, code, ok := readRunArgs(args, mode, stderr)
 	if !ok {
+		if code != exitOK {
+			a.notChecked(stdout, runner.ClassConfig)
+		}
 		return code
 	}
 	if mode == actions.Check && os.Getenv("GOGC") == "" {
@@ -42,10 +46,12 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	}
 	plan, err := runner.Load(a.playbook, a.options())
 	if err != nil {
+		a.notChecked(stdout, runner.ClassConfig)
 		return printLoadError(stderr, err)
 	}
 	only, err := plan.SelectTasks(a.tasks, a.upto)
 	if err != nil {
+		a.notChecked(stdout, runner.ClassConfig)
 		fmt.Fprintf(stderr, "labrun %s: %v\n", a.name, err)
 		return exitInvalid
 	}
@@ -69,6 +75,9 @@ type runArgs struct {
 	noPreflight bool
 	tasks       []string // check's --task: the tasks to grade
 	upto        string   // check's --upto: grade the tasks up to this one
+	// platform is check's --format: print the result as this lab
+	// platform's check script shows it (checkformat.go); nil for none.
+	platform *platform.Format
 }
 
 // reportReq is one --report: a report's format and the file it goes to.
@@ -83,6 +92,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 	}
 	fs := newFlagSet(a.name, stderr, fmt.Sprintf("Usage: labrun %s PLAYBOOK [flags]\n\nFlags:\n", a.name))
 	a.register(fs)
+	var format string
 	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json or junit; repeatable")
 	fs.StringVar(&a.from, "from", "", "resume at this step, restoring earlier results from the journal in the output directory")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "validate and print the plan; run nothing")
@@ -91,8 +101,12 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 		fs.StringArrayVar(&a.tasks, "task", nil, "grade only this task of the lab: its number or id; repeatable (other tasks are not graded)")
 		fs.StringVar(&a.upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
 		fs.BoolVarP(&a.quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
+		fs.StringVar(&format, "format", "", "print only the verdict, as lab platform FORMAT's check script shows it: "+strings.Join(platform.Names(), ", ")+" (docs/platforms.md)")
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return a, code, false
+	}
+	if code, ok := a.setFormat(format, stderr); !ok {
 		return a, code, false
 	}
 	if fs.NArg() != 1 {
@@ -122,19 +136,22 @@ func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task,
 	stdout, stderr = secrets.Writer(stdout), secrets.Writer(stderr)
 	ctx, stop := interruptible(plan, stderr)
 	defer stop()
-	r := a.runner(plan, mode, stdout, live, secrets)
+	r := a.runner(plan, mode, a.progressTo(stdout), live, secrets)
 	r.Only = only
 	r.From = a.from
 	r.EncodeResults = slices.ContainsFunc(a.reports, func(rq reportReq) bool { return rq.format == "json" })
 	if code, ok := preflight(ctx, r, a.noPreflight, stderr); !ok {
+		a.notChecked(stdout, runner.ClassForbidden)
 		return code
 	}
 	out, err := r.Run(ctx)
 	defer r.Runtime.Out.Close()
 	if err != nil {
+		a.notChecked(stdout, runner.ClassConfig)
 		fmt.Fprintf(stderr, "labrun %s: %v\n", a.name, err)
 		return exitInvalid
 	}
+	a.printVerdict(out, stdout, stderr)
 	for _, rq := range a.reports {
 		if err := report.Write(rq.format, rq.path, out, r.Runtime.Out, secrets); err != nil {
 			fmt.Fprintf(stderr, "labrun %s: cannot write %s report: %v\n", a.name, rq.format, err)

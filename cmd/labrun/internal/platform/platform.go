@@ -1,0 +1,203 @@
+// Package platform prints the result of labrun check as a lab platform's
+// check script must print it: the bytes the platform shows the learner
+// (or logs), one verdict per Check button. The exit code stays labrun's
+// own (0 passed, 1 a wrong answer, 2 a broken lab, 3 the cluster did not
+// answer, 4 out of time): none of the platforms here gives a non-zero
+// code a meaning of its own, and the codes tell the platform's logs what
+// happened. docs/platforms.md has each platform's contract and sources.
+package platform
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/labrun/labrun/runner"
+)
+
+// Format is how one platform's check script reports a verdict.
+type Format struct {
+	Name string
+	// PassLine: print "PASS: " and what was checked when the check
+	// passed; otherwise a passing check prints nothing.
+	PassLine bool
+	// Prefix starts the line of a check that did not pass.
+	Prefix string
+}
+
+// formats are the platforms, by name. What each shows is in its comment;
+// docs/platforms.md cites the pages it comes from.
+var formats = []Format{
+	// Instruqt runs a challenge's check-HOST script on Check: exit 0
+	// passes the challenge; otherwise the learner sees the text after
+	// "FAIL: " on stdout.
+	{Name: "instruqt", PassLine: true, Prefix: "FAIL: "},
+	// Killercoda runs a step's verify script on Check: exit 0 lets the
+	// learner go on. The line is the reason, for the platform's debug
+	// view or a $VERIFICATION_FAILURE_REASON file (see the docs).
+	{Name: "killercoda"},
+	// iximiuz Labs runs a task's run script until it exits 0, its output
+	// unseen; the stdout and stderr of its hintcheck script, run after
+	// it, are the task's hint. A passing check prints none.
+	{Name: "iximiuz"},
+	// Educates runs workshop/examiner/tests/NAME from an
+	// examiner:execute-test action: exit 0 passes. The learner sees only
+	// passed or failed; the output goes, line by line, to the examiner's
+	// log (~/.local/share/workshop/examiner-scripts.log).
+	{Name: "educates", PassLine: true, Prefix: "FAIL: "},
+}
+
+// Names lists the formats, for flags and messages.
+func Names() []string {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// Lookup finds a format by name.
+func Lookup(name string) (Format, error) {
+	for _, f := range formats {
+		if f.Name == name {
+			return f, nil
+		}
+	}
+	return Format{}, fmt.Errorf("unknown format %q; expected one of %s", name, strings.Join(Names(), ", "))
+}
+
+// Kind is what a verdict tells the learner.
+type Kind int
+
+// The kinds of verdict.
+const (
+	Passed Kind = iota
+	// Wrong: the learner's answer is wrong or not there yet.
+	Wrong
+	// NotRun: the check could not judge the answer: the cluster did not
+	// answer or time ran out. Nothing is said about the answer.
+	NotRun
+	// Broken: the lab itself is wrong (config) or labrun was refused
+	// (forbidden): its author must act. Nothing is said about the answer.
+	Broken
+	// Stopped: the check was interrupted.
+	Stopped
+)
+
+// Verdict is what one check tells the learner.
+type Verdict struct {
+	Kind Kind
+	// Subject is what was checked: "task 2 (address.json: ...)", or the
+	// lab's name.
+	Subject string
+	// Reason is, for Wrong, the first problem with the author's hint.
+	Reason string
+	// Class is the failure's class, which says why a check NotRun or
+	// Broken could not judge.
+	Class runner.Class
+}
+
+// Write prints v as f shows it.
+func (f Format) Write(w io.Writer, v Verdict) error {
+	if v.Kind == Passed {
+		if !f.PassLine {
+			return nil
+		}
+		_, err := fmt.Fprintf(w, "PASS: %s\n", v.Subject)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s%s\n", f.Prefix, Sentence(v))
+	return err
+}
+
+// Sentence is what the learner reads of a verdict that did not pass. A
+// check that could not judge says so and that the answer was not judged,
+// whatever the platform: a cluster that is down must not read as a wrong
+// answer.
+func Sentence(v Verdict) string {
+	switch v.Kind {
+	case Wrong:
+		return v.Subject + ": " + v.Reason
+	case Stopped:
+		return v.Subject + " was not checked: the check was stopped; check again"
+	case Passed:
+		return v.Subject + ": done"
+	}
+	why := map[runner.Class]string{
+		runner.ClassTransport: "the lab's cluster did not answer",
+		runner.ClassTimeout:   "the check ran out of time",
+		runner.ClassConfig:    "the lab's check is broken",
+		runner.ClassForbidden: "the lab's check was refused access to the cluster",
+	}[v.Class]
+	if why == "" {
+		why = "the check failed"
+	}
+	then := "check again in a moment"
+	if v.Kind == Broken {
+		then = "please tell the lab's author"
+	}
+	return fmt.Sprintf("%s could not be checked: %s; your answer was not judged: %s", v.Subject, why, then)
+}
+
+// kindOf is the kind of verdict of a failure of class c.
+func kindOf(c runner.Class) Kind {
+	switch c {
+	case runner.ClassTransport, runner.ClassTimeout:
+		return NotRun
+	case runner.ClassConfig, runner.ClassForbidden:
+		return Broken
+	}
+	return Wrong
+}
+
+// FromOutcome is the verdict of a check. The tasks it judges are those
+// asked for (every task when none was), and it names one: when the run
+// failed for a reason other than a wrong answer (its class, the one its
+// exit code says), the first task that failed that way, as the answer
+// was not judged; otherwise the first task that did not pass. A lab
+// without tasks is judged as a whole, under its name.
+func FromOutcome(o *runner.Outcome) Verdict {
+	switch o.Status {
+	case runner.Passed:
+		return Verdict{Kind: Passed, Subject: passSubject(o)}
+	case runner.Interrupted:
+		return Verdict{Kind: Stopped, Subject: o.Name}
+	}
+	kind := kindOf(o.Class)
+	graded := slices.DeleteFunc(slices.Clone(o.Tasks), func(t *runner.TaskRecord) bool {
+		return len(o.Only) > 0 && !slices.Contains(o.Only, t.Number)
+	})
+	for _, t := range graded {
+		if t.Status == runner.Passed || (kind != Wrong && t.Class != o.Class) {
+			continue
+		}
+		return Verdict{Kind: kind, Subject: TaskSubject(t), Reason: t.Reason, Class: o.Class}
+	}
+	v := Verdict{Kind: kind, Subject: o.Name, Reason: "not done", Class: o.Class}
+	for _, s := range o.Steps {
+		if s.Status == runner.Failed && (kind == Wrong || s.Class == o.Class) {
+			v.Reason = s.FirstReason()
+			break
+		}
+	}
+	return v
+}
+
+// passSubject names what a passing check judged: the one task asked for,
+// or the lab.
+func passSubject(o *runner.Outcome) string {
+	if len(o.Only) == 1 {
+		for _, t := range o.Tasks {
+			if t.Number == o.Only[0] {
+				return TaskSubject(t)
+			}
+		}
+	}
+	return o.Name
+}
+
+// TaskSubject names a task as the verdict does.
+func TaskSubject(t *runner.TaskRecord) string {
+	return fmt.Sprintf("task %d (%s)", t.Number, t.Title)
+}
