@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrun/labrun/cmd/labrun/internal/platform"
 	"gopkg.in/yaml.v3"
 )
 
@@ -204,9 +205,9 @@ func TestPlatformSetups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, platform := range []string{"instruqt", "killercoda", "iximiuz", "educates"} {
-		t.Run(platform, func(t *testing.T) {
-			checks := platformChecks[platform](t)
+	for _, name := range platform.Names() {
+		t.Run(name, func(t *testing.T) {
+			checks := platformChecks[name](t)
 			home := t.TempDir()
 			learner := filepath.Join(home, "tasks")
 			if err := os.Mkdir(learner, 0o755); err != nil {
@@ -226,12 +227,12 @@ func TestPlatformSetups(t *testing.T) {
 				fmt.Fprintf(&transcript, "# %s\n", st.what)
 				for _, c := range checks {
 					code, stdout, stderr := runPlatformCheck(t, c, home, env)
-					checkPlatformState(t, platform, c.name, st.what, code)
+					checkPlatformState(t, name, c.name, st.what, code)
 					fmt.Fprintf(&transcript, "$ %s\nexit %d\n%s%s", c.name, code, quoted("stdout", stdout), quoted("stderr", stderr))
 				}
 			}
 			got := strings.ReplaceAll(transcript.String(), home, "$HOME")
-			comparePlatformGolden(t, filepath.Join("testdata/platforms", platform+".txt"), got)
+			comparePlatformGolden(t, filepath.Join("testdata/platforms", name+".txt"), got)
 		})
 	}
 }
@@ -306,5 +307,26 @@ func comparePlatformGolden(t *testing.T, golden, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("%s differs\n--- got ---\n%s\n--- want ---\n%s", golden, got, want)
+	}
+}
+
+// docs/platforms.md has a row of its table and a section for every
+// format, so a new one is documented.
+func TestPlatformsDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/platforms.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]string{"instruqt": "## Instruqt\n", "killercoda": "## Killercoda\n", "iximiuz": "## iximiuz Labs\n", "educates": "## Educates\n"}
+	for _, name := range platform.Names() {
+		if !strings.Contains(string(b), "\n| `"+name+"` |") {
+			t.Errorf("docs/platforms.md: no row for format %s", name)
+		}
+		if s, ok := sections[name]; !ok || !strings.Contains(string(b), s) {
+			t.Errorf("docs/platforms.md: no section for format %s", name)
+		}
+		if _, ok := platformChecks[name]; !ok {
+			t.Errorf("format %s has no setup in examples/platforms run by TestPlatformSetups", name)
+		}
 	}
 }
