@@ -101,7 +101,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 		fs.StringArrayVar(&a.tasks, "task", nil, "grade only this task of the lab: its number or id; repeatable (other tasks are not graded)")
 		fs.StringVar(&a.upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
 		fs.BoolVarP(&a.quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
-		fs.StringVar(&format, "format", "", "print only the verdict, as lab platform FORMAT's check script shows it: "+strings.Join(platform.Names(), ", ")+" (docs/platforms.md)")
+		fs.StringVar(&format, "format", "", "print only the verdict, as the check script of lab platform `PLATFORM` must print it: "+strings.Join(platform.Names(), ", ")+" (docs/platforms.md)")
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return a, code, false
