@@ -67,7 +67,7 @@ var platformChecks = map[string]func(t *testing.T) []platformCheck{
 				Steps []struct{ Verify string }
 			}
 		}
-		readJSON(t, filepath.Join(platformsDir, "killercoda/index.json"), &index)
+		readIndexJSON(t, filepath.Join(platformsDir, "killercoda/index.json"), &index)
 		var files []string
 		for _, s := range index.Details.Steps {
 			files = append(files, filepath.Join(platformsDir, "killercoda", s.Verify))
@@ -106,7 +106,7 @@ func executables(t *testing.T, platform string, files []string, args [][]string)
 	return checks
 }
 
-func readJSON(t *testing.T, path string, v any) {
+func readIndexJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err == nil {
