@@ -163,14 +163,17 @@ type Observer interface {
 
 // Outcome is the result of a whole run.
 type Outcome struct {
-	Playbook  string    `json:"playbook"`
-	Name      string    `json:"name"`
-	Mode      string    `json:"mode"`
-	Status    Status    `json:"status"`
-	Class     Class     `json:"class,omitempty"` // a failed run's kind of failure, the one its exit code says
-	Started   time.Time `json:"started"`
-	Seconds   float64   `json:"seconds"`
-	OutputDir string    `json:"outputDir,omitempty"`
+	Playbook string `json:"playbook"`
+	// PlaybookDigest names the playbook's text (Plan.Digest): check
+	// --rerun-failed takes a report only of the playbook it checks.
+	PlaybookDigest string    `json:"playbookDigest"`
+	Name           string    `json:"name"`
+	Mode           string    `json:"mode"`
+	Status         Status    `json:"status"`
+	Class          Class     `json:"class,omitempty"` // a failed run's kind of failure, the one its exit code says
+	Started        time.Time `json:"started"`
+	Seconds        float64   `json:"seconds"`
+	OutputDir      string    `json:"outputDir,omitempty"`
 	// OutputRun is, in check mode, the manifest of the labrun run that
 	// wrote the output directory, when one did.
 	OutputRun *outdir.RunStatus `json:"outputRun,omitempty"`

@@ -49,6 +49,11 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labrun %s: %v\n", a.name, err)
 		return exitInvalid
 	}
+	if a.rerunFailed != "" {
+		if only, code, ok = a.rerunTasks(plan, only, stdout, stderr); !ok {
+			return code
+		}
+	}
 	if a.dryRun {
 		printPlan(stdout, plan)
 		return exitOK
@@ -69,6 +74,9 @@ type runArgs struct {
 	noPreflight bool
 	tasks       []string // check's --task: the tasks to grade
 	upto        string   // check's --upto: grade the tasks up to this one
+	// rerunFailed is check's --rerun-failed: the JSON report of an
+	// earlier check, whose failed tasks are graded (rerun.go).
+	rerunFailed string
 }
 
 // reportReq is one --report: a report's format and the file it goes to.
@@ -90,6 +98,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 	if mode == actions.Check {
 		fs.StringArrayVar(&a.tasks, "task", nil, "grade only this task of the lab: its number or id; repeatable (other tasks are not graded)")
 		fs.StringVar(&a.upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
+		fs.StringVar(&a.rerunFailed, "rerun-failed", "", "grade only the tasks that failed in this JSON report of an earlier check of the same playbook (with --task or --upto: those of them that failed)")
 		fs.BoolVarP(&a.quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
