@@ -65,7 +65,7 @@ func failedTasks(plan *runner.Plan, prev *report.Previous) ([]*syntax.Task, erro
 	case prev.Name != plan.Playbook.Name:
 		return nil, diag.Errorf(file, "a report of playbook %q, not of %q (%s)", prev.Name, plan.Playbook.Name, plan.Playbook.File)
 	case prev.PlaybookDigest != plan.Digest():
-		return nil, diag.Errorf(prev.DigestPos, "a report of another version of playbook %q: its playbookDigest is %s, %s's is %s; its task numbers may name other tasks: check the whole lab (or the tasks by --task)",
+		return nil, diag.Errorf(prev.DigestPos(), "a report of another version of playbook %q: its playbookDigest is %s, %s's is %s; its task numbers may name other tasks: check the whole lab (or the tasks by --task)",
 			plan.Playbook.Name, prev.PlaybookDigest, plan.Playbook.File, plan.Digest())
 	}
 	var out []*syntax.Task
@@ -75,7 +75,7 @@ func failedTasks(plan *runner.Plan, prev *report.Previous) ([]*syntax.Task, erro
 		}
 		t, err := plan.Task(strconv.Itoa(pt.Number))
 		if err != nil || t.ID != pt.ID {
-			return nil, diag.Errorf(pt.Pos, "task %d (%s) failed in the report, but the playbook's task %d is not %s", pt.Number, pt.ID, pt.Number, pt.ID)
+			return nil, diag.Errorf(prev.TaskPos(pt), "task %d (%s) failed in the report, but the playbook's task %d is not %s", pt.Number, pt.ID, pt.Number, pt.ID)
 		}
 		out = append(out, t)
 	}

@@ -172,7 +172,7 @@ func TestRerunFailedRefused(t *testing.T) {
 		want                   string // a regexp
 	}{
 		{"not JSON", `{"playbook": "p.yaml",` + "\n" + `  "name": }`, playbook, `bad.json:2:11: not JSON: invalid character '}'`},
-		{"cut short", `{"playbook": "p.yaml"`, playbook, `bad.json:1:22: not JSON: the file ends before its value does`},
+		{"cut short", `{"playbook": "p.yaml"`, playbook, `bad.json:1:21: not JSON: unexpected end of JSON input`},
 		{"not a report", `{"playbook": "p.yaml", "mode": "grade"}`, playbook, `bad.json:1:1: not a labrun JSON report \(schemas/report.schema.json\): missing key "name"(.|\n)*bad.json:1:24: not a labrun JSON report \(schemas/report.schema.json\): /mode: is "grade", expected one of "solve", "check"`},
 		{"a wrong status", strings.Replace(string(text), `"status": "failed"`, `"status": "wrong"`, 1), playbook, `bad.json:6:3: not a labrun JSON report \(schemas/report.schema.json\): /status: is "wrong", expected one of "passed"`},
 		{"tampered task", strings.Replace(string(text), `"id": "first"`, `"id": "firts"`, 1), playbook, `bad.json:\d+:5: task 2 \(firts\) failed in the report, but the playbook's task 2 is not firts`},

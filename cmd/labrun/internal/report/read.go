@@ -23,9 +23,8 @@ type Previous struct {
 	Name           string
 	Mode           string
 	PlaybookDigest string
-	// DigestPos is where the report gives its playbookDigest.
-	DigestPos diag.Pos
-	Tasks     []PreviousTask
+	Tasks          []PreviousTask
+	data           []byte
 }
 
 // PreviousTask is one task of an earlier report.
@@ -33,7 +32,15 @@ type PreviousTask struct {
 	Number int
 	ID     string
 	Status runner.Status
-	Pos    diag.Pos // the task's object in the report
+	index  int // in the report's tasks
+}
+
+// DigestPos is where the report gives its playbookDigest.
+func (p *Previous) DigestPos() diag.Pos { return pointerPos(p.File, p.data, "/playbookDigest") }
+
+// TaskPos is where the report gives task t.
+func (p *Previous) TaskPos(t PreviousTask) diag.Pos {
+	return pointerPos(p.File, p.data, "/tasks/"+strconv.Itoa(t.index))
 }
 
 // MaxReadSize bounds a report read back: it holds every step's result
@@ -43,7 +50,8 @@ const MaxReadSize = 64 << 20
 
 // Read reads a JSON report written by labrun check or run, which is
 // untrusted input: it must be JSON and match schemas/report.schema.json
-// (labrun's own copy of it). Every problem is a *diag.Error at its place
+// (labrun's own copy of it; the steps' results, which the schema takes
+// as any object or array, are skimmed over: skim.go). Every problem is a *diag.Error at its place
 // in the file (a diag.List when there are several); a file that cannot be
 // read gives its error.
 func Read(path string) (*Previous, error) {
@@ -51,14 +59,16 @@ func Read(path string) (*Previous, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	if !json.Valid(data) {
+		var v any
+		return nil, syntaxError(path, data, json.Unmarshal(data, &v))
+	}
+	head := skim(data)
+	dec := json.NewDecoder(bytes.NewReader(head))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
 		return nil, syntaxError(path, data, err)
-	}
-	if dec.More() {
-		return nil, diag.Errorf(at(path, data, int(dec.InputOffset())), "not a JSON report: more after its object")
 	}
 	schema, err := schemacheck.Parse(schemas.ReportFile, schemas.Report)
 	if err != nil {
@@ -80,12 +90,12 @@ func Read(path string) (*Previous, error) {
 			Status runner.Status
 		}
 	}
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := json.Unmarshal(head, &r); err != nil {
 		return nil, diag.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, "%v", err)
 	}
-	prev := &Previous{File: path, Name: r.Name, Mode: r.Mode, PlaybookDigest: r.PlaybookDigest, DigestPos: pointerPos(path, data, "/playbookDigest")}
+	prev := &Previous{File: path, Name: r.Name, Mode: r.Mode, PlaybookDigest: r.PlaybookDigest, data: data}
 	for i, t := range r.Tasks {
-		prev.Tasks = append(prev.Tasks, PreviousTask{Number: t.Number, ID: t.ID, Status: t.Status, Pos: pointerPos(path, data, "/tasks/"+strconv.Itoa(i))})
+		prev.Tasks = append(prev.Tasks, PreviousTask{Number: t.Number, ID: t.ID, Status: t.Status, index: i})
 	}
 	return prev, nil
 }
@@ -113,9 +123,6 @@ func syntaxError(path string, data []byte, err error) error {
 	if errors.As(err, &se) {
 		return diag.Errorf(at(path, data, int(se.Offset)-1), "not JSON: %v", se) // Offset is just past the bad byte
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return diag.Errorf(at(path, data, len(data)), "not JSON: the file ends before its value does")
-	}
 	return diag.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, "not JSON: %v", err)
 }
 
@@ -126,7 +133,8 @@ func at(path string, data []byte, off int) diag.Pos {
 	return diag.Pos{File: path, Line: line, Col: off - bytes.LastIndexByte(data[:off], '\n')}
 }
 
-// pointerPos is where the value at a JSON pointer is written in data.
+// pointerPos is where the value at a JSON pointer is written in data; it
+// walks the whole document, so it is asked only for a message.
 func pointerPos(path string, data []byte, ptr string) diag.Pos {
 	line, col := schemacheck.Locate(data, ptr)
 	return diag.Pos{File: path, Line: line, Col: col}
