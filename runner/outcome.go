@@ -185,7 +185,8 @@ type Outcome struct {
 	// playbook declares no tasks.
 	Tasks []*TaskRecord `json:"tasks,omitempty"`
 	// Only are the numbers of the tasks labrun check was asked to grade
-	// (--task, --upto); none when it graded every task started.
+	// (--task, --upto, --rerun-failed); none when it graded every task
+	// started.
 	Only []int `json:"only,omitempty"`
 }
 
