@@ -98,7 +98,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 	if mode == actions.Check {
 		fs.StringArrayVar(&a.tasks, "task", nil, "grade only this task of the lab: its number or id; repeatable (other tasks are not graded)")
 		fs.StringVar(&a.upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
-		fs.StringVar(&a.rerunFailed, "rerun-failed", "", "grade only the tasks that failed in this JSON report of an earlier check of the same playbook (with --task or --upto: those of them that failed)")
+		fs.StringVar(&a.rerunFailed, "rerun-failed", "", "grade only the tasks that failed in `REPORT`, the JSON report of an earlier check of the same playbook (with --task or --upto: those of them that failed)")
 		fs.BoolVarP(&a.quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
