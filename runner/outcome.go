@@ -163,14 +163,17 @@ type Observer interface {
 
 // Outcome is the result of a whole run.
 type Outcome struct {
-	Playbook  string    `json:"playbook"`
-	Name      string    `json:"name"`
-	Mode      string    `json:"mode"`
-	Status    Status    `json:"status"`
-	Class     Class     `json:"class,omitempty"` // a failed run's kind of failure, the one its exit code says
-	Started   time.Time `json:"started"`
-	Seconds   float64   `json:"seconds"`
-	OutputDir string    `json:"outputDir,omitempty"`
+	Playbook string `json:"playbook"`
+	// PlaybookDigest names the playbook's text (Plan.Digest): check
+	// --rerun-failed takes a report only of the playbook it checks.
+	PlaybookDigest string    `json:"playbookDigest"`
+	Name           string    `json:"name"`
+	Mode           string    `json:"mode"`
+	Status         Status    `json:"status"`
+	Class          Class     `json:"class,omitempty"` // a failed run's kind of failure, the one its exit code says
+	Started        time.Time `json:"started"`
+	Seconds        float64   `json:"seconds"`
+	OutputDir      string    `json:"outputDir,omitempty"`
 	// OutputRun is, in check mode, the manifest of the labrun run that
 	// wrote the output directory, when one did.
 	OutputRun *outdir.RunStatus `json:"outputRun,omitempty"`
@@ -182,7 +185,8 @@ type Outcome struct {
 	// playbook declares no tasks.
 	Tasks []*TaskRecord `json:"tasks,omitempty"`
 	// Only are the numbers of the tasks labrun check was asked to grade
-	// (--task, --upto); none when it graded every task started.
+	// (--task, --upto, --rerun-failed); none when it graded every task
+	// started.
 	Only []int `json:"only,omitempty"`
 }
 

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"reflect"
 	"sort"
@@ -190,4 +192,13 @@ func (s *StepPlan) Writes() string {
 		return fmt.Sprint(lit)
 	}
 	return p.Node.Value
+}
+
+// Digest names the playbook's text: "sha256:" and the hex SHA-256 of the
+// file as read. A report carries it, so that a report is only taken as
+// that of the playbook it was written by, in that version (check
+// --rerun-failed); the variables a run was given do not change it.
+func (p *Plan) Digest() string {
+	sum := sha256.Sum256(p.Playbook.Source)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -99,7 +99,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 // manifest.
 func (r *Runner) start() (*Outcome, map[string]*StepRecord, error) {
 	p := r.Plan
-	out := &Outcome{Playbook: p.Playbook.File, Name: p.Playbook.Name, Mode: "solve", Status: Passed, Started: time.Now()}
+	out := &Outcome{Playbook: p.Playbook.File, PlaybookDigest: p.Digest(), Name: p.Playbook.Name, Mode: "solve", Status: Passed, Started: time.Now()}
 	if r.Runtime.Mode == actions.Check {
 		out.Mode = "check"
 		r.outage.limit = cmp.Or(r.CheckOutage, DefaultCheckOutage)

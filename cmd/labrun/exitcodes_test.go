@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/runner"
+	"github.com/labrun/labrun/runner/labtest"
 )
 
 // The table of docs/exit-codes.md is classExit in words: each class on
@@ -110,6 +112,38 @@ steps:
 		if code != exitInvalid || !strings.Contains(out, "FAIL [1/1] pods (get)") || !strings.Contains(out, "[forbidden]") ||
 			!strings.Contains(out, "Forbidden (403)") || !strings.Contains(out, "denied: FAILED [forbidden]") {
 			t.Errorf("%s: exit %d, want %d with the step and the run forbidden:\n%s%s", mode, code, exitInvalid, out, stderr.String())
+		}
+	}
+}
+
+// labrun test exits by the class of the pass that failed, as run and
+// check do, and docs/exit-codes.md's table for labrun test names each
+// class on the row of its exit code.
+func TestTestExit(t *testing.T) {
+	b, err := os.ReadFile("../../docs/exit-codes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, c := range runner.Classes {
+		if got := testExit(fmt.Errorf("pass: %w", &labtest.FailedError{Msg: "failed", Class: c})); got != classExit[c] {
+			t.Errorf("a pass failed as %s: exit %d, want %d", c, got, classExit[c])
+		}
+		row := regexp.MustCompile(fmt.Sprintf("(?m)^\\| %d \\| .*`%s`", classExit[c], c))
+		if !row.MatchString(doc[strings.Index(doc, "## labrun test"):]) {
+			t.Errorf("docs/exit-codes.md's table for labrun test names no class %s on its row for exit %d", c, classExit[c])
+		}
+	}
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{labtest.ErrInterrupted, exitInterrupted},
+		{&labtest.RunError{Err: errors.New("outputDir refused")}, exitInvalid},
+		{errors.New("cannot read a graded file"), exitFailed},
+	} {
+		if got := testExit(tc.err); got != tc.want {
+			t.Errorf("%v: exit %d, want %d", tc.err, got, tc.want)
 		}
 	}
 }

@@ -4,35 +4,58 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/kube/kubetest"
 )
 
-// labrun test on cca-datapath, the lab of the single-node profile: the lab
-// solves, check passes on its files, and every change to a value of them
-// fails the check naming that value, but the one the playbook declares
-// loose with its reason (ghost.json's seconds, curl's time). Afterwards
-// the solved files still pass check: the changes were made elsewhere.
+// labrun test --protocol on cca-datapath, the lab of the single-node
+// profile, from a cluster where the lab was never solved (its namespace
+// deleted) and an empty output directory: every one of its 8 tasks fails
+// there; then the lab solves, check passes on its files, and every change
+// to a value of them fails the check naming that value, but the one the
+// playbook declares loose with its reason (ghost.json's seconds, curl's
+// time). Afterwards the solved files still pass check: the changes were
+// made elsewhere.
 func TestLabrunTestCCADatapath(t *testing.T) {
 	if v := kubetest.ReadVars(t); v.Profile != "single" {
 		t.Skipf("test cluster runs profile %q; cca-datapath is the single profile's lab", v.Profile)
 	}
 	kc := kubetest.Kubeconfig(t)
+	c := kubetest.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// The lab untouched: its namespace (web, holder, probe, the Services)
+	// gone, as on a cluster it was never solved on; the test solves it
+	// again.
+	if _, err := c.Delete(ctx, cluster.ObjectQuery{Kind: "Namespace", Name: "cca-dp"}, cluster.DeleteRequest{Wait: true, IgnoreNotFound: true}); err != nil {
+		t.Fatalf("deleting namespace cca-dp: %v", err)
+	}
 	out := t.TempDir()
-	labrun := func(cmd string) (int, string) {
+	labrun := func(cmd string, flags ...string) (int, string) {
 		var stdout, stderr bytes.Buffer
-		code := Main([]string{cmd, "--no-progress", "--kubeconfig", kc,
-			"--vars", "../../playbooks/cca-datapath.testbed.yaml", "--set", "out=" + out,
-			"../../playbooks/cca-datapath.yaml"}, &stdout, &stderr)
+		code := Main(append(append([]string{cmd}, flags...), "--no-progress", "--kubeconfig", kc,
+			"--vars", "../../playbooks/cca-datapath.testbed.yaml", "--set", "out="+out,
+			"../../playbooks/cca-datapath.yaml"), &stdout, &stderr)
 		return code, stdout.String() + stderr.String()
 	}
-	code, text := labrun("test")
+	code, text := labrun("test", "--protocol")
 	if code != 0 {
-		t.Fatalf("labrun test exited %d:\n%s", code, text)
+		t.Fatalf("labrun test --protocol exited %d:\n%s", code, text)
+	}
+	// Tasks 2, 3, 5 and 7 fail there as config, not assertion: their
+	// expressions read objects a get did not find (web's ClusterIP,
+	// holder's endpoint id) and cannot be evaluated on the zero value;
+	// they fail all the same, which is what the protocol asks.
+	untouched := regexp.MustCompile(`(?m)^untouched: task (\d) \((\w+)\) fails, as it must \[(assertion|config)\]: `).FindAllStringSubmatch(text, -1)
+	if len(untouched) != 8 || !strings.Contains(text, "labrun test: protocol: 8 tasks failed on the untouched lab and passed once solved") {
+		t.Errorf("want each of the 8 tasks failed on the untouched lab, %d did:\n%s", len(untouched), text)
 	}
 	summary := regexp.MustCompile(`labrun test: (\d+) changes to (\d+) graded files: (\d+) rejected naming the value, 1 declared loose, 0 survived, 0 rejected naming another value`).FindStringSubmatch(text)
 	if summary == nil {

@@ -20,7 +20,7 @@ import (
 var layers = []layer{
 	{name: "the language", pkgs: []string{"internal/lang/..."}},
 	{name: "the boundaries and small leaves", pkgs: []string{
-		"internal/cluster", "internal/bpfmaps/entries", "internal/k8sobj", "internal/outdir", "internal/secret",
+		"internal/cluster", "internal/bpfmaps/entries", "internal/k8sobj", "internal/outdir", "internal/secret", "schemas",
 	}},
 	{name: "the parsers", pkgs: []string{"internal/parse"}},
 	{name: "actions", pkgs: []string{"actions/..."}},

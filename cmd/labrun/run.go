@@ -55,6 +55,14 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labrun %s: %v\n", a.name, err)
 		return exitInvalid
 	}
+	if a.rerunFailed != "" {
+		if only, code, ok = a.rerunTasks(plan, only, stdout, stderr); !ok {
+			if code != exitOK {
+				a.notChecked(stdout, runner.ClassConfig)
+			}
+			return code
+		}
+	}
 	if a.dryRun {
 		printPlan(stdout, plan)
 		return exitOK
@@ -78,6 +86,9 @@ type runArgs struct {
 	// platform is check's --format: print the result as this lab
 	// platform's check script shows it (checkformat.go); nil for none.
 	platform *platform.Format
+	// rerunFailed is check's --rerun-failed: the JSON report of an
+	// earlier check, whose failed tasks are graded (rerun.go).
+	rerunFailed string
 }
 
 // reportReq is one --report: a report's format and the file it goes to.
@@ -100,6 +111,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 	if mode == actions.Check {
 		fs.StringArrayVar(&a.tasks, "task", nil, "grade only this task of the lab: its number or id; repeatable (other tasks are not graded)")
 		fs.StringVar(&a.upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
+		fs.StringVar(&a.rerunFailed, "rerun-failed", "", "grade only the tasks that failed in `REPORT`, the JSON report of an earlier check of the same playbook (with --task or --upto: those of them that failed)")
 		fs.BoolVarP(&a.quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
 		fs.StringVar(&format, "format", "", "print only the verdict, as the check script of lab platform `PLATFORM` must print it: "+strings.Join(platform.Names(), ", ")+" (docs/platforms.md)")
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/secret"
@@ -22,8 +23,13 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	var rf runFlags
 	rf.register(fs)
 	noSolve := fs.Bool("no-solve", false, "grade the files already in the output directory instead of solving the lab first")
+	protocol := fs.Bool("protocol", false, "first check every task on the lab untouched (a fresh cluster, an empty output directory): each must fail; then solve, check and change as without it")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
+	}
+	if *protocol && *noSolve {
+		fmt.Fprintln(stderr, "labrun test: --protocol solves the lab after checking it untouched; it cannot take --no-solve")
+		return exitInvalid
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "labrun test: expected exactly one playbook, got %d\n", fs.NArg())
@@ -44,24 +50,21 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	t := &labtest.Test{
-		Plan:    plan,
-		NoSolve: *noSolve,
+		Plan:     plan,
+		NoSolve:  *noSolve,
+		Protocol: *protocol,
 		NewRunner: func(mode actions.Mode) *runner.Runner {
 			return rf.runner(plan, mode, stdout, live, secrets)
 		},
-		Announce: func(pass string) { fmt.Fprintln(stdout, "labrun test: "+pass) },
+		Announce:    func(pass string) { fmt.Fprintln(stdout, "labrun test: "+pass) },
+		OnUntouched: func(u labtest.Untouched) { fmt.Fprintln(stdout, u) },
 	}
 	res, err := t.Run(ctx)
-	var re *labtest.RunError
-	switch {
-	case errors.Is(err, labtest.ErrInterrupted):
-		return exitInterrupted
-	case errors.As(err, &re):
-		fmt.Fprintf(stderr, "labrun test: %v\n", err)
-		return exitInvalid
-	case err != nil:
-		fmt.Fprintf(stderr, "labrun test: %v\n", err)
-		return exitFailed
+	if err != nil {
+		if !errors.Is(err, labtest.ErrInterrupted) {
+			fmt.Fprintf(stderr, "labrun test: %v\n", err)
+		}
+		return testExit(err)
 	}
 	for _, c := range res.Changes {
 		if c.Verdict != labtest.Rejected || rf.verbose {
@@ -70,8 +73,45 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "labrun test: %s to %s: %d rejected naming the value, %d declared loose, %d survived, %d rejected naming another value\n",
 		plural(len(res.Changes), "change"), plural(res.Files, "graded file"), res.Count(labtest.Rejected), res.Count(labtest.Declared), res.Count(labtest.Survived), res.Count(labtest.Unnamed))
+	if *protocol {
+		printProtocol(stdout, res)
+	}
 	if res.Failed() {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// testExit is labrun test's exit code for an error that stopped it: a
+// pass that failed exits by its class as run and check do (a solve that
+// failed on an assertion 1, a broken lab 2, a cluster that did not answer
+// 3, time running out 4), a pass that could not start 2.
+func testExit(err error) int {
+	var re *labtest.RunError
+	var fe *labtest.FailedError
+	switch {
+	case errors.Is(err, labtest.ErrInterrupted):
+		return exitInterrupted
+	case errors.As(err, &re):
+		return exitInvalid
+	case errors.As(err, &fe):
+		if code, ok := classExit[fe.Class]; ok {
+			return code
+		}
+	}
+	return exitFailed
+}
+
+// printProtocol prints what --protocol found of the untouched lab.
+func printProtocol(stdout io.Writer, res *labtest.Result) {
+	bad := res.PassedUntouched()
+	if len(bad) == 0 {
+		fmt.Fprintf(stdout, "labrun test: protocol: %s failed on the untouched lab and passed once solved\n", plural(len(res.Untouched), "task"))
+		return
+	}
+	var names []string
+	for _, u := range bad {
+		names = append(names, u.What())
+	}
+	fmt.Fprintf(stdout, "labrun test: protocol: %d of %s passed on the untouched lab, a defect of the lab: %s\n", len(bad), plural(len(res.Untouched), "task"), strings.Join(names, ", "))
 }

@@ -13,21 +13,29 @@ import (
 )
 
 // Test is labrun test on one lab. Run drives the runner through its
-// passes: a solve (unless NoSolve), a check of the files as written, which
-// must pass and hands over each file it grades, then the changes to those
-// files. The caller gives the runners and prints; nothing of the grading
-// goes back to it but the changes found.
+// passes: with Protocol, a check of the lab untouched, whose every task
+// must fail; a solve (unless NoSolve); a check of the files as written,
+// which must pass and hands over each file it grades; then the changes to
+// those files. The caller gives the runners and prints; nothing of the
+// grading goes back to it but what was found.
 type Test struct {
 	Plan *runner.Plan
 	// NoSolve grades the files already in the output directory instead
 	// of solving the lab first.
 	NoSolve bool
+	// Protocol checks every task on the lab untouched (a fresh cluster,
+	// no learner file) before the solve: each must fail, or the lab
+	// passes a learner who did nothing (untouched.go).
+	Protocol bool
 	// NewRunner makes the runner of one pass over the plan in mode, with
 	// the caller's observer and settings.
 	NewRunner func(actions.Mode) *runner.Runner
 	// Announce, when set, is told each pass as it starts, in words
 	// ("solving the lab").
 	Announce func(pass string)
+	// OnUntouched, when set, is told each task's verdict on the untouched
+	// lab as soon as that pass ends (Protocol only).
+	OnUntouched func(Untouched)
 }
 
 // Result is what labrun test found.
@@ -37,6 +45,9 @@ type Result struct {
 	Changes []Change
 	// Files is how many files check graded.
 	Files int
+	// Untouched are, with Protocol, the tasks as checked on the lab
+	// untouched (one for a playbook without tasks).
+	Untouched []Untouched
 }
 
 // Count is how many changes got verdict v.
@@ -50,11 +61,11 @@ func (r *Result) Count(v Verdict) int {
 	return n
 }
 
-// Failed reports whether the grader lets a learner down: a change
-// survived (a loose value declared with its reason does not count), or
-// was rejected without naming the value.
+// Failed reports whether the grader lets a learner down: a task passed
+// on the untouched lab, a change survived (a loose value declared with
+// its reason does not count), or was rejected without naming the value.
 func (r *Result) Failed() bool {
-	return r.Count(Survived)+r.Count(Unnamed) > 0
+	return len(r.PassedUntouched())+r.Count(Survived)+r.Count(Unnamed) > 0
 }
 
 // ErrInterrupted is Run's error when a pass was interrupted (Ctrl-C); the
@@ -68,22 +79,47 @@ type RunError struct{ Err error }
 func (e *RunError) Error() string { return e.Err.Error() }
 func (e *RunError) Unwrap() error { return e.Err }
 
-// errFailed is a pass that ended failed: a step failed, or the run's
-// time limit passed.
-var errFailed = errors.New("failed")
+// FailedError is Run's error when a pass ended failed (the solve, or the
+// check of the files as written) or could not decide (a task the
+// untouched lab's check could not read): Class is the pass's class of
+// failure, which labrun test exits by as check does.
+type FailedError struct {
+	Msg   string
+	Class runner.Class
+}
+
+func (e *FailedError) Error() string { return e.Msg }
+
+// failed is the error of a pass that ended as out did, in words, or nil
+// when it passed.
+func failed(out *runner.Outcome, msg string) error {
+	if out.Status != runner.Failed {
+		return nil
+	}
+	return &FailedError{Msg: msg, Class: out.Class}
+}
 
 // Run solves the lab (unless NoSolve), checks its files and grades every
 // change to them. Its error is *RunError or ErrInterrupted as their docs
 // say, or any other error that stopped the test, saying why.
 func (t *Test) Run(ctx context.Context) (*Result, error) {
+	res := &Result{}
+	if t.Protocol {
+		t.announce("checking every task on the lab untouched: each must fail")
+		u, err := t.untouched(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.Untouched = u
+	}
 	if !t.NoSolve {
 		t.announce("solving the lab")
-		dir, err := t.pass(ctx, actions.Solve, nil)
+		out, dir, err := t.pass(ctx, actions.Solve, nil)
 		dir.Close()
-		if errors.Is(err, errFailed) {
-			return nil, errors.New("the lab's solve failed, so there are no files to grade")
-		}
 		if err != nil {
+			return nil, err
+		}
+		if err := failed(out, "the lab's solve failed, so there are no files to grade"); err != nil {
 			return nil, err
 		}
 	}
@@ -105,11 +141,11 @@ func (t *Test) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	defer scratch.Close()
-	changes, err := changeAll(files, dir, scratch)
-	if err != nil {
+	if res.Changes, err = changeAll(files, dir, scratch); err != nil {
 		return nil, err
 	}
-	return &Result{Changes: changes, Files: len(files)}, nil
+	res.Files = len(files)
+	return res, nil
 }
 
 func (t *Test) announce(pass string) {
@@ -125,42 +161,49 @@ func (t *Test) announce(pass string) {
 func (t *Test) check(ctx context.Context) ([]*runner.GradedFile, *outdir.Dir, error) {
 	var mu sync.Mutex
 	var files []*runner.GradedFile
-	dir, err := t.pass(ctx, actions.Check, func(f *runner.GradedFile) {
+	out, dir, err := t.pass(ctx, actions.Check, func(f *runner.GradedFile) {
 		mu.Lock()
 		defer mu.Unlock()
 		files = append(files, f)
 	})
+	if err != nil {
+		return nil, dir, err
+	}
 	order := map[*runner.StepPlan]int{}
 	for i, s := range t.Plan.Steps {
 		order[s] = i
 	}
 	slices.SortStableFunc(files, func(a, b *runner.GradedFile) int { return order[a.Step] - order[b.Step] })
 	switch {
-	case errors.Is(err, errFailed) && t.NoSolve:
-		err = errors.New("check fails on the files as they are; give it files that pass (a solve's) to change")
-	case errors.Is(err, errFailed):
-		err = errors.New("check fails on the files the solve wrote: the grader refuses a right answer")
-	case err == nil && len(files) == 0:
-		err = errors.New("check graded no file: the playbook has no write step that ran")
+	case t.NoSolve:
+		err = failed(out, "check fails on the files as they are; give it files that pass (a solve's) to change")
+	default:
+		err = failed(out, "check fails on the files the solve wrote: the grader refuses a right answer")
+	}
+	if err == nil && len(files) == 0 {
+		err = &FailedError{Msg: "check graded no file: the playbook has no write step that ran", Class: runner.ClassConfig}
 	}
 	return files, dir, err
 }
 
 // pass runs the plan once in mode, handing each file a check grades to
 // onFile. The output directory it used stays open for the caller to
-// close (nil when the run could not start).
-func (t *Test) pass(ctx context.Context, mode actions.Mode, onFile func(*runner.GradedFile)) (*outdir.Dir, error) {
+// close (nil when the run could not start). Its error is a *RunError or
+// ErrInterrupted; a run that failed is the outcome's to say.
+func (t *Test) pass(ctx context.Context, mode actions.Mode, onFile func(*runner.GradedFile)) (*runner.Outcome, *outdir.Dir, error) {
 	r := t.NewRunner(mode)
 	r.OnGradedFile = onFile
+	return run(ctx, r)
+}
+
+// run runs r, with pass's errors.
+func run(ctx context.Context, r *runner.Runner) (*runner.Outcome, *outdir.Dir, error) {
 	out, err := r.Run(ctx)
 	if err != nil {
-		return nil, &RunError{Err: err}
+		return nil, nil, &RunError{Err: err}
 	}
-	switch out.Status {
-	case runner.Interrupted:
-		return r.Runtime.Out, ErrInterrupted
-	case runner.Failed:
-		return r.Runtime.Out, errFailed
+	if out.Status == runner.Interrupted {
+		return out, r.Runtime.Out, ErrInterrupted
 	}
-	return r.Runtime.Out, nil
+	return out, r.Runtime.Out, nil
 }

@@ -43,6 +43,7 @@ type config struct {
 	work       string
 	results    string
 	only       string
+	polls      int // the poll section's checks; 0: 600 (ten minutes) in a run of 5 or more, else 20 per run
 }
 
 // section is one group of measurements.
@@ -57,6 +58,7 @@ type section struct {
 var sections = []section{
 	{"lab", "cca-datapath solved end to end, labrun vs bash + kubectl; peak memory", benchLab},
 	{"check", "labrun check of cca-datapath vs a bash check", benchCheck},
+	{"poll", "labrun check --task polled once a second, with watches that count the cluster's changes", benchPoll},
 	{"services-lab", "cca-services solved end to end on two nodes (DSR through Helm and back), labrun vs bash + kubectl", benchServicesLab},
 	{"identity-lab", "cca-identity solved end to end on two nodes (a rollout, visitor relabelled in place), labrun vs bash + kubectl", benchIdentityLab},
 	{"exec", "exec round trip in the Cilium agent", benchExec},
@@ -70,7 +72,7 @@ var sections = []section{
 
 // runOrder runs the measurements that need a quiet machine first; the lab
 // runs last, since its pods keep starting and stopping for a while.
-var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "exec", "wait", "check", "lab", "services-lab", "identity-lab"}
+var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "exec", "wait", "check", "poll", "lab", "services-lab", "identity-lab"}
 
 // bench is the state the sections share.
 type bench struct {
@@ -90,6 +92,7 @@ func main() {
 	flag.StringVar(&c.pauseImage, "pause-image", "labrun.local/pause:3", "image of the pods the wait measurement scales")
 	flag.StringVar(&c.work, "work", filepath.Join(os.TempDir(), "labrun-bench"), "scratch directory (lab outputs of the last runs stay there)")
 	flag.StringVar(&c.results, "results", "testbed/bench/results.json", "where to write the results as JSON")
+	flag.IntVar(&c.polls, "polls", 0, "checks the poll section makes, one a second (default 600, ten minutes, with -n 5 or more; 20 per run otherwise)")
 	flag.StringVar(&c.only, "only", "", "comma-separated sections to run (default all): "+sectionNames())
 	flag.Parse()
 	if c.n < 1 || flag.NArg() > 0 {
