@@ -236,3 +236,52 @@ func TestClassOfParallelStep(t *testing.T) {
 		}
 	}
 }
+
+// An expression that cannot be evaluated because it reads a step that
+// failed (the Service a learner has not made yet) takes that step's
+// class and names it: a lab not done is a wrong answer, not a broken lab.
+// One that reads no failed step is the playbook's fault.
+func TestExpressionReadingAFailedStep(t *testing.T) {
+	src := `name: t
+vars: {ns: lab, n: three}
+tasks:
+  svc: the Service
+  probe: a request to it
+  typo: a broken step
+steps:
+  - id: web
+    task: svc
+    get: {kind: Service, namespace: "${{ vars.ns }}", name: web}
+    assert: [result.count == 1]
+  - id: probe
+    task: probe
+    run: {argv: [echo, "${{ steps.web.object.spec.clusterIP }}"]}
+  - id: gated
+    task: probe
+    when: steps.web.object.spec.clusterIP != ""
+    run: {argv: ["true"]}
+  - id: typo
+    task: typo
+    when: int(vars.n) > 0
+    run: {argv: ["true"]}
+`
+	for _, tc := range []struct {
+		name    string
+		cluster cluster.Cluster
+		want    Class
+	}{
+		{"not there", &clustertest.Cluster{}, ClassAssertion},
+		{"cluster down", &scaleFails{err: refusedErr}, ClassTransport},
+	} {
+		o := runWith(t, src, actions.Check, tc.cluster, true)
+		want := map[string]Class{"web": tc.want, "probe": tc.want, "gated": tc.want, "typo": ClassConfig}
+		for _, s := range o.Steps {
+			if s.Status != Failed || s.Class != want[s.ID] {
+				t.Errorf("%s: step %s %s (%s), want failed (%s): %s", tc.name, s.ID, s.Status, s.Class, want[s.ID], s.Error)
+			}
+			if (s.ID == "probe" || s.ID == "gated") && !strings.Contains(s.Error, "it reads step web, which failed") {
+				t.Errorf("%s: step %s does not name its cause: %s", tc.name, s.ID, s.Error)
+			}
+		}
+	}
+}

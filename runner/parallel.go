@@ -56,8 +56,9 @@ func (r *Runner) runGroup(ctx context.Context, g *StepPlan) []*StepRecord {
 	if g.When != nil {
 		ok, err := g.When.EvalBool(r.env)
 		if err != nil {
+			err = r.exprError(g, err)
 			rec.Error = err.Error()
-			rec.failWith(ClassConfig)
+			rec.failWith(classOf(err))
 			return finish(r.skipAll(members, "its parallel step failed"))
 		}
 		if !ok {

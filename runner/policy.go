@@ -36,9 +36,9 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 	// changes: it is rendered once for all retries and polls.
 	spec := s.Action.NewSpec()
 	if err := s.Spec.Decode(env, reflect.ValueOf(spec).Elem()); err != nil {
-		return nil, 0, withClass(ClassConfig, err)
+		return nil, 0, r.exprError(s, err)
 	}
-	x := &execution{ctx: ctx, rt: &rt, s: s, env: env, spec: spec}
+	x := &execution{ctx: ctx, rt: &rt, s: s, env: env, spec: spec, exprError: r.exprError}
 	if r.Runtime.Mode == actions.Check {
 		x.memo = &r.reads
 		x.outage = &r.outage
@@ -96,6 +96,9 @@ type execution struct {
 	// outage, in check mode, ends the retries of transient failures for
 	// every step of the check at once (outage.go).
 	outage *outage
+	// exprError classes an expression of the step that could not be
+	// evaluated (Runner.exprError).
+	exprError func(*StepPlan, error) error
 }
 
 // run calls the action once.
@@ -183,11 +186,11 @@ func (x *execution) until(res any) (bool, error) {
 	env := x.env.WithResult(res)
 	ok, err := x.s.Until.EvalBool(env)
 	if ok || err != nil || x.s.FailWhen == nil {
-		return ok, withClass(ClassConfig, err)
+		return ok, x.exprError(x.s, err)
 	}
 	failed, err := x.s.FailWhen.That.EvalBool(env)
 	if err != nil || !failed {
-		return false, withClass(ClassConfig, err)
+		return false, x.exprError(x.s, err)
 	}
 	return false, newFailWhenError(x.s.FailWhen, env)
 }

@@ -69,6 +69,9 @@ type Runner struct {
 	// (shareEncoding)
 	encodings sync.Map
 	outage    outage // check mode's one wait for a cluster that does not answer
+	// failed are the steps that failed so far, for the class of an
+	// expression that reads one (exprError)
+	failed failures
 }
 
 // Run executes every step, then the finally steps. It returns the outcome

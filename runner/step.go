@@ -23,6 +23,7 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 		rec.Seconds = time.Since(rec.Started).Seconds()
 		r.shareEncoding(rec)
 		r.keep(rec)
+		r.failed.note(rec)
 		if r.EncodeResults && rec.Result != nil {
 			go rec.ResultJSON()
 		}
@@ -40,8 +41,7 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 	if s.When != nil {
 		ok, err := s.When.EvalBool(r.env)
 		if err != nil {
-			rec.Error = err.Error()
-			rec.failWith(ClassConfig)
+			r.fail(ctx, rec, r.exprError(s, err))
 			return rec
 		}
 		if !ok {
@@ -99,8 +99,7 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 	}()
 	x, err := s.Loop.Eval(r.env)
 	if err != nil {
-		rec.Error = err.Error()
-		rec.failWith(ClassConfig)
+		r.fail(ctx, rec, r.exprError(s, err))
 		return
 	}
 	items := reflect.ValueOf(x)
@@ -119,8 +118,7 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 		label := itemLabel(i, item)
 		env, err := r.env.WithItem(item, i, s.Item)
 		if err != nil {
-			rec.Error = fmt.Sprintf("%s: %v", label, err)
-			rec.failWith(ClassConfig)
+			r.fail(ctx, rec, fmt.Errorf("%s: %w", label, r.exprError(s, err)))
 			return
 		}
 		if r.Observer != nil {

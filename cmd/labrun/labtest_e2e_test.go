@@ -49,11 +49,11 @@ func TestLabrunTestCCADatapath(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("labrun test --protocol exited %d:\n%s", code, text)
 	}
-	// Tasks 2, 3, 5 and 7 fail there as config, not assertion: their
-	// expressions read objects a get did not find (web's ClusterIP,
-	// holder's endpoint id) and cannot be evaluated on the zero value;
-	// they fail all the same, which is what the protocol asks.
-	untouched := regexp.MustCompile(`(?m)^untouched: task (\d) \((\w+)\) fails, as it must \[(assertion|config)\]: `).FindAllStringSubmatch(text, -1)
+	// Every task fails as a wrong answer: tasks 2, 3, 5 and 7 read
+	// objects a get did not find (web's ClusterIP, holder's endpoint id),
+	// and an expression that cannot be evaluated for that takes the class
+	// of the get, not config (a broken lab).
+	untouched := regexp.MustCompile(`(?m)^untouched: task (\d) \((\w+)\) fails, as it must \[assertion\]: `).FindAllStringSubmatch(text, -1)
 	if len(untouched) != 8 || !strings.Contains(text, "labrun test: protocol: 8 tasks failed on the untouched lab and passed once solved") {
 		t.Errorf("want each of the 8 tasks failed on the untouched lab, %d did:\n%s", len(untouched), text)
 	}
