@@ -64,3 +64,101 @@ func checkMidLineCut(t *testing.T, p Parser, cut, fullJSON string) {
 		t.Fatalf("cut at byte %d (%q): error not marked Truncated or names no line: %v", len(cut), tail(cut), err)
 	}
 }
+
+// TestColourAndCRLF reads every capture the ways a learner's terminal can
+// hand it over, each of which must parse to exactly what the plain capture
+// parses to: coloured by grep --color=always (each match wrapped in
+// ESC[01;31mESC[K ... ESC[mESC[K; here every third word and every line's
+// start), coloured whole lines (ESC[32m ... ESC[0m), and with CRLF line
+// ends (pasted from Windows).
+func TestColourAndCRLF(t *testing.T) {
+	for _, in := range goldenInputs(t) {
+		if in.expectError || in.mayFail {
+			continue
+		}
+		t.Run(in.rel, func(t *testing.T) {
+			p, _ := Lookup(in.kind)
+			full, err := p.Parse(in.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := mustJSON(toJSONValue(t, full))
+			for name, variant := range map[string]string{
+				"grep --color=always": grepColour(in.body),
+				"coloured lines":      colourLines(in.body),
+				"CRLF":                strings.ReplaceAll(in.body, "\n", "\r\n"),
+			} {
+				v, err := p.Parse(variant)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if got := mustJSON(toJSONValue(t, v)); got != want {
+					t.Fatalf("%s: %.300s\nplain: %.300s", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+const grepOn, grepOff = "\x1b[01;31m\x1b[K", "\x1b[m\x1b[K"
+
+// grepColour colours text the way grep --color=always shows its matches:
+// here every third word of each line and each line's first byte.
+func grepColour(text string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		word, inWord := 0, false
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			space := c == ' ' || c == '\t' || c == '\n' || c == '\r'
+			if !space && !inWord {
+				word++
+				if word%3 == 1 {
+					b.WriteString(grepOn)
+				}
+			}
+			if space && inWord && word%3 == 1 {
+				b.WriteString(grepOff)
+			}
+			inWord = !space
+			b.WriteByte(c)
+		}
+		if inWord && word%3 == 1 {
+			b.WriteString(grepOff)
+		}
+	}
+	return b.String()
+}
+
+// colourLines wraps every line in a colour, as a coloured terminal prompt
+// or a pager's highlight does.
+func colourLines(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		if body, ok := strings.CutSuffix(l, "\n"); ok {
+			lines[i] = "\x1b[32m" + body + "\x1b[0m\n"
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// TestEscapeRefused: an escape sequence other than a colour code changes
+// what a terminal showed, so it is refused, naming its line and the cause;
+// colour codes are taken off in every kind, the same way.
+func TestEscapeRefused(t *testing.T) {
+	p, _ := Lookup(kindStatus)
+	_, err := p.Parse("KubeProxyReplacement:   True\nRouting:   \x1b[2JNetwork: Tunnel\n")
+	var pe *Error
+	if !asError(err, &pe) || pe.Line != 2 || !strings.Contains(pe.Msg, "not a colour code") {
+		t.Fatalf("got %v, want a refusal of line 2's escape sequence", err)
+	}
+	for _, kind := range []string{kindStatus, kindConfig, kindBpftoolNet} {
+		p, _ := Lookup(kind)
+		if _, err := p.Parse("\x1b[01;31"); err == nil || !strings.Contains(err.Error(), "not a colour code") {
+			t.Errorf("%s: a colour code cut short: %v", kind, err)
+		}
+	}
+	got, err := plainText(kindStatus, grepOn+"KubeProxyReplacement"+grepOff+":   True\n")
+	eq(t, "colour taken off", got, "KubeProxyReplacement:   True\n")
+	eq(t, "no error", err, error(nil))
+}
