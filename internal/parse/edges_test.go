@@ -162,3 +162,32 @@ func TestEscapeRefused(t *testing.T) {
 	eq(t, "colour taken off", got, "KubeProxyReplacement:   True\n")
 	eq(t, "no error", err, error(nil))
 }
+
+// TestCutThenNewline: lines cut inside a word and then ended with a
+// newline (head -c N; echo, a paste that stopped mid-line) where the
+// format shows it: each is refused naming its line, or, for a name that
+// may be an empty map, gives no value.
+func TestCutThenNewline(t *testing.T) {
+	for _, c := range []struct{ kind, text, want string }{
+		{kindTCFilter, "filter protocol all p\n", `line 1: unknown filter kind "p"`},
+		{kindTCFilter, "filter protocol all pref 1 bpf chain 0 handle 0x1 cil_from_container-lxc1 direct-action not_in_hw id 4773 name cil_from_container tag 1a2b3c\n", `line 1: bpf filter "name N" without a 16-digit "tag T"`},
+		{kindStatus, "KubeProxyReplacement:   True   [eth0   1\n", `line 1: device list "[..." without its "]"`},
+		{kindStatus, "KubeProxyReplacement:   True   [eth0   1]\n", `line 1: device "eth0": expected IP addresses, got "1"`},
+		{kindStatus, "KubeProxyReplacement:   True\nKubeProxyReplacement Details:\n  Devices:    eth0   1\n", `line 3: device "eth0": expected IP addresses, got "1"`},
+		{kindCurl, "http_code=000\ncurl: (7) Failed to conn", `line 2: "curl: (N) message" line ends without its newline (truncated)`},
+		{kindCurl, "000 0.000512curl: (7", `line 1: "curl: (N) message" line ends without its newline`},
+	} {
+		p, _ := Lookup(c.kind)
+		_, err := p.Parse(c.text)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %q: got %v, want an error with %q", c.kind, c.text, err, c.want)
+		}
+	}
+	cfg, err := ParseConfig("ServiceNoBackendResponse          : reject\nServiceNoBack\nTunnelPort                        : 8472\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "a bare name has no value", cfg.Has("ServiceNoBack"), false)
+	eq(t, "a bare name is listed as a map", cfg.Maps, []string{"ServiceNoBack"})
+	eq(t, "the keys around it", len(cfg.Values), 2)
+}
