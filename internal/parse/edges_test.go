@@ -191,3 +191,30 @@ func TestCutThenNewline(t *testing.T) {
 	eq(t, "a bare name is listed as a map", cfg.Maps, []string{"ServiceNoBack"})
 	eq(t, "the keys around it", len(cfg.Values), 2)
 }
+
+// TestMissingIsNull: a number the output did not print is null, and a 0
+// that was printed stays 0.
+func TestMissingIsNull(t *testing.T) {
+	svcs, err := ParseServiceList(`[{"spec":{"id":1,"frontend-address":{"ip":"10.43.0.1","port":80,"protocol":"TCP"},` +
+		`"backend-addresses":[{"ip":"10.42.0.1","port":80,"weight":0},{"ip":"10.42.0.2","port":80}]}}]` + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "weight 0 printed", deref(svcs[0].Backends[0].Weight), 0)
+	eq(t, "weight not printed", deref(svcs[0].Backends[1].Weight), nil)
+	table, err := ParseServiceList("ID   Frontend         Service Type   Backend\n1    10.43.0.1:80/TCP ClusterIP      1 => 10.42.0.1:80/TCP (active)\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "the table prints no weight", deref(table[0].Backends[0].Weight), nil)
+	eps, err := ParseEndpointGet(`[{"id":7,"status":{"state":"waiting-for-identity"}},{"id":8,"status":{"identity":{"id":0}}}]` + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "no identity yet", deref(eps[0].Identity), nil)
+	eq(t, "identity 0 printed", deref(eps[1].Identity), 0)
+	ipt, err := ParseIPTablesSave("-A CILIUM_INPUT -j ACCEPT\n")
+	if err == nil {
+		eq(t, "no counters without -c", deref(ipt.Rules("", "CILIUM_INPUT")[0].Packets), nil)
+	}
+}

@@ -24,12 +24,13 @@ type IPTable struct {
 	Rules  []IPRule  `json:"rules" expr:"rules"`
 }
 
-// IPChain is a ":NAME POLICY [packets:bytes]" declaration.
+// IPChain is a ":NAME POLICY [packets:bytes]" declaration. Packets and
+// Bytes are null when the line printed no counters.
 type IPChain struct {
 	Name    string `json:"name" expr:"name"`
 	Policy  string `json:"policy" expr:"policy"` // ACCEPT, DROP, ... or "-" for user chains
-	Packets int64  `json:"packets" expr:"packets"`
-	Bytes   int64  `json:"bytes" expr:"bytes"`
+	Packets *int64 `json:"packets" expr:"packets"`
+	Bytes   *int64 `json:"bytes" expr:"bytes"`
 }
 
 // IPRule is one "-A CHAIN ..." line.
@@ -38,9 +39,11 @@ type IPRule struct {
 	// Text is the line as printed without the "[p:b] " counters of -c,
 	// e.g. `-A INPUT -m comment --comment "cilium-feeder: CILIUM_INPUT" -j CILIUM_INPUT`.
 	Text    string `json:"text" expr:"text"`
-	Target  string `json:"target" expr:"target"` // the -j/-g argument, "" if none
-	Packets int64  `json:"packets" expr:"packets"`
-	Bytes   int64  `json:"bytes" expr:"bytes"`
+	Target string `json:"target" expr:"target"` // the -j/-g argument, "" if none
+	// Packets and Bytes are the "[p:b]" counters that iptables-save -c
+	// prints before a rule; null without -c (never a 0 nobody printed).
+	Packets *int64 `json:"packets" expr:"packets"`
+	Bytes   *int64 `json:"bytes" expr:"bytes"`
 }
 
 // CountContaining returns the number of lines containing s, like
@@ -78,7 +81,10 @@ func (t IPTables) CountContainingIn(table, s string) int {
 }
 
 func chainLine(c IPChain) string {
-	return ":" + c.Name + " " + c.Policy + " [" + strconv.FormatInt(c.Packets, 10) + ":" + strconv.FormatInt(c.Bytes, 10) + "]"
+	if c.Packets == nil || c.Bytes == nil {
+		return ":" + c.Name + " " + c.Policy
+	}
+	return ":" + c.Name + " " + c.Policy + " [" + strconv.FormatInt(*c.Packets, 10) + ":" + strconv.FormatInt(*c.Bytes, 10) + "]"
 }
 
 // Chains returns the names of the chains, in any table, that start with
@@ -194,7 +200,7 @@ func parseChainDecl(t string) (IPChain, error) {
 		if !ok {
 			return IPChain{}, msg
 		}
-		c.Packets, c.Bytes = p, b
+		c.Packets, c.Bytes = &p, &b
 	}
 	return c, nil
 }
@@ -223,7 +229,7 @@ func parseRule(t string) (IPRule, error) {
 		if !ok {
 			return IPRule{}, msg
 		}
-		r.Packets, r.Bytes = p, b
+		r.Packets, r.Bytes = &p, &b
 		t = strings.TrimSpace(rest)
 	}
 	f := strings.Fields(t)
