@@ -38,7 +38,7 @@ type IPRule struct {
 	Chain string `json:"chain" expr:"chain"`
 	// Text is the line as printed without the "[p:b] " counters of -c,
 	// e.g. `-A INPUT -m comment --comment "cilium-feeder: CILIUM_INPUT" -j CILIUM_INPUT`.
-	Text    string `json:"text" expr:"text"`
+	Text   string `json:"text" expr:"text"`
 	Target string `json:"target" expr:"target"` // the -j/-g argument, "" if none
 	// Packets and Bytes are the "[p:b]" counters that iptables-save -c
 	// prints before a rule; null without -c (never a 0 nobody printed).

@@ -179,7 +179,7 @@ var docs = map[string]string{
 	"github.com/labrun/labrun/internal/parse.BpftoolNet.Find":                       "Find returns the first attachment on device dev at attach point attach (\"tcx/ingress\"); \"\" matches any device or attach point. It returns a zero NetAttachment (ProgID 0) when there is none.",
 	"github.com/labrun/labrun/internal/parse.BpftoolNet.Unparsed":                   "Unparsed keeps lines this parser did not recognise (a newer bpftool's additions), with their section: \"tc: <line>\".",
 	"github.com/labrun/labrun/internal/parse.CTEntry":                               "CTEntry is one line of `cilium-dbg bpf ct list global`:",
-	"github.com/labrun/labrun/internal/parse.CTEntry.BackendID":                     "BackendID is a 64-bit id; JSON shows it as a string above 2^53 so that jq and JavaScript do not round it (see ExactUint).",
+	"github.com/labrun/labrun/internal/parse.CTEntry.BackendID":                     "BackendID is the entry's backend_id, a 64-bit field Cilium prints with %d: always a JSON number (or null), with every digit. Cilium allocates backend ids as 32-bit numbers, so readers that hold JSON numbers as doubles (JavaScript, jq before 1.7), exact up to 2^53, read real ids exactly. Printed from 2024 on; null otherwise.",
 	"github.com/labrun/labrun/internal/parse.CTEntry.Bytes":                         "printed (1.16+) or RxBytes+TxBytes (<= 1.15)",
 	"github.com/labrun/labrun/internal/parse.CTEntry.Direction":                     "OUT, IN or SVC",
 	"github.com/labrun/labrun/internal/parse.CTEntry.Expires":                       "expiry in the datapath clock (seconds or jiffies), not a duration",
