@@ -120,11 +120,13 @@ func TestServiceListCutRow(t *testing.T) {
 	wantTruncated(t, err, kindServiceList, 2, "truncated); 0 complete services")
 }
 
-// The service list of Cilium 1.7 printed no backend state: refused naming
-// the legacy format, not read with an empty state.
-func TestServiceListLegacyNoState(t *testing.T) {
+// The service list of Cilium before 1.10 printed no backend state, and the
+// examples of Cilium's docs still show it (the 1.20 kube-proxy-free guide,
+// testdata/public/cilium-service-list): refused naming both, not read with
+// an empty state.
+func TestServiceListNoState(t *testing.T) {
 	_, err := ParseServiceList("ID   Frontend            Service Type   Backend\n1    10.96.0.1:443       ClusterIP      1 => 192.168.0.10:6443\n")
-	wantError(t, err, kindServiceList, 2, "Cilium before 1.10")
+	wantError(t, err, kindServiceList, 2, "the form of Cilium before 1.10, also shown in the examples of Cilium's docs")
 }
 
 // A tc filter line cut inside its name has no program: refused.

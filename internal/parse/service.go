@@ -335,7 +335,7 @@ func parseTableBackend(s string) (Backend, error) {
 	addr, rest, ok := strings.Cut(rest, " (")
 	if !ok {
 		if _, err := ParseL4Addr(strings.TrimSpace(addr)); err == nil {
-			return Backend{}, errString(`backend without "(state)": the service list of Cilium before 1.10, which is not read (1.15 to 1.20 are)`)
+			return Backend{}, errString(`backend without "(state)": the form of Cilium before 1.10, also shown in the examples of Cilium's docs (1.15 to 1.20 print every backend's state); not read, since the state is not there`)
 		}
 		return Backend{}, msg
 	}
