@@ -218,3 +218,52 @@ func TestMissingIsNull(t *testing.T) {
 		eq(t, "no counters without -c", deref(ipt.Rules("", "CILIUM_INPUT")[0].Packets), nil)
 	}
 }
+
+// TestGrepdIPTablesAndStateFilteredSS reads real captures of the testbed
+// (testdata/real) that drop part of the format: iptables-save piped
+// through grep, which loses the "*table" lines (the table is then null,
+// not guessed), and ss with a state filter, which prints no State column
+// (the state is then null; the filter is not in the output).
+func TestGrepdIPTablesAndStateFilteredSS(t *testing.T) {
+	grepd, err := ParseIPTablesSave(input(t, "real/node_iptables-save_grep_CILIUM.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := ParseIPTablesSave(input(t, "real/node_iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "one table", len(grepd.Tables), 1)
+	eq(t, "its name is not printed", grepd.Tables[0].Name == nil, true)
+	eq(t, "grep -c CILIUM", grepd.CountContaining("CILIUM"), full.CountContaining("CILIUM"))
+	eq(t, "Cilium's chains", grepd.Chains("CILIUM_"), full.Chains("CILIUM_"))
+	eq(t, "every line a chain or a rule", len(grepd.Tables[0].Chains)+len(grepd.Tables[0].Rules), len(grepd.Lines))
+	eq(t, "no table is named", grepd.Table("nat").Rules, []IPRule{})
+	eq(t, "rules of any table", len(grepd.Rules("", "CILIUM_POST_nat")), len(full.Rules("nat", "CILIUM_POST_nat")))
+
+	filtered, err := ParseSS(input(t, "real/node_ss_tln_state_listening.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := ParseSS(input(t, "real/node_ss_Htln_beside_state_listening.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "same listeners", len(filtered), len(plain))
+	for i := range filtered {
+		eq(t, "no State column", filtered[i].State == nil, true)
+		eq(t, "plain listing has it", deref(plain[i].State), "LISTEN")
+		eq(t, "same socket", filtered[i].Local, plain[i].Local)
+		eq(t, "same queues", []int{filtered[i].RecvQ, filtered[i].SendQ}, []int{plain[i].RecvQ, plain[i].SendQ})
+	}
+	estab, err := ParseSS(input(t, "real/node_ss_Htn_state_established.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(estab) == 0 || len(estab.LocalPort(2379)) == 0 {
+		t.Fatalf("%d established sockets, %d on etcd's 2379", len(estab), len(estab.LocalPort(2379)))
+	}
+	for _, s := range estab {
+		eq(t, "no State column", s.State == nil, true)
+	}
+}

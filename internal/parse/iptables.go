@@ -17,9 +17,14 @@ type IPTables struct {
 	Lines []string `json:"lines" expr:"lines"`
 }
 
-// IPTable is one "*name" ... "COMMIT" block.
+// IPTable is one "*name" ... "COMMIT" block, or the lines of grep'd
+// output (`iptables-save | grep CILIUM`) that came without their "*name"
+// line.
 type IPTable struct {
-	Name   string    `json:"name" expr:"name"` // filter, nat, mangle, raw, security
+	// Name is filter, nat, mangle, raw or security; null for grep'd lines,
+	// whose table the output does not say (a chain such as INPUT is in
+	// several).
+	Name   *string   `json:"name" expr:"name"`
 	Chains []IPChain `json:"chains" expr:"chains"`
 	Rules  []IPRule  `json:"rules" expr:"rules"`
 }
@@ -63,7 +68,7 @@ func (t IPTables) CountContaining(s string) int {
 func (t IPTables) CountContainingIn(table, s string) int {
 	n := 0
 	for _, tb := range t.Tables {
-		if tb.Name != table {
+		if !tb.is(table) {
 			continue
 		}
 		for _, c := range tb.Chains {
@@ -107,18 +112,21 @@ func (t IPTables) Chains(prefix string) []string {
 // Table returns the table called name, or a zero IPTable.
 func (t IPTables) Table(name string) IPTable {
 	for _, tb := range t.Tables {
-		if tb.Name == name {
+		if tb.is(name) {
 			return tb
 		}
 	}
 	return IPTable{Chains: []IPChain{}, Rules: []IPRule{}}
 }
 
+// is reports whether the table is called name (never, for grep'd lines).
+func (tb IPTable) is(name string) bool { return tb.Name != nil && *tb.Name == name }
+
 // Rules returns the rules of chain in table ("" for any table).
 func (t IPTables) Rules(table, chain string) []IPRule {
 	out := []IPRule{}
 	for _, tb := range t.Tables {
-		if table != "" && tb.Name != table {
+		if table != "" && !tb.is(table) {
 			continue
 		}
 		for _, r := range tb.Rules {
@@ -132,6 +140,9 @@ func (t IPTables) Rules(table, chain string) []IPRule {
 
 // ParseIPTablesSave parses `iptables-save [-c]`. Empty output is valid
 // (no tables loaded, e.g. a nft-only host queried with iptables-legacy).
+// Chain and rule lines before any "*table" line are grep'd output
+// (`iptables-save | grep CILIUM`): they are read into one table whose name
+// is null, since the output does not say which table they are from.
 func ParseIPTablesSave(text string) (IPTables, error) {
 	if err := refuseCut(kindIPTables, "lines", text, ParseIPTablesSave, func(t IPTables) int { return len(t.Lines) }); err != nil {
 		return IPTables{}, err
@@ -139,6 +150,7 @@ func ParseIPTablesSave(text string) (IPTables, error) {
 	out := IPTables{Tables: []IPTable{}, Lines: []string{}}
 	r := newLineReader(text)
 	var cur *IPTable
+	sawTable := false // a "*table" line was read
 	for {
 		line, ok := r.next()
 		if !ok {
@@ -152,7 +164,9 @@ func ParseIPTablesSave(text string) (IPTables, error) {
 			if cur != nil {
 				return IPTables{}, newError(kindIPTables, r.num, line, `"*table" before the previous table's COMMIT`)
 			}
-			out.Tables = append(out.Tables, IPTable{Name: t[1:], Chains: []IPChain{}, Rules: []IPRule{}})
+			sawTable = true
+			name := t[1:]
+			out.Tables = append(out.Tables, IPTable{Name: &name, Chains: []IPChain{}, Rules: []IPRule{}})
 			cur = &out.Tables[len(out.Tables)-1]
 		case t == "COMMIT":
 			if cur == nil {
@@ -160,31 +174,50 @@ func ParseIPTablesSave(text string) (IPTables, error) {
 			}
 			cur = nil
 		case strings.HasPrefix(t, ":"):
-			if cur == nil {
+			tb := out.tableOf(cur, sawTable)
+			if tb == nil {
 				return IPTables{}, newError(kindIPTables, r.num, line, "chain declaration outside a table")
 			}
 			c, err := parseChainDecl(t)
 			if err != nil {
 				return IPTables{}, newError(kindIPTables, r.num, line, err.Error())
 			}
-			cur.Chains = append(cur.Chains, c)
+			tb.Chains = append(tb.Chains, c)
 		default:
-			if cur == nil {
+			tb := out.tableOf(cur, sawTable)
+			if tb == nil {
 				return IPTables{}, newError(kindIPTables, r.num, line, "rule outside a table")
 			}
 			rule, err := parseRule(t)
 			if err != nil {
 				return IPTables{}, newError(kindIPTables, r.num, line, err.Error())
 			}
-			cur.Rules = append(cur.Rules, rule)
+			tb.Rules = append(tb.Rules, rule)
 		}
 	}
 	if cur != nil {
-		e := newError(kindIPTables, r.num, "", "output ends before the COMMIT of *"+cur.Name+" (truncated)")
+		e := newError(kindIPTables, r.num, "", "output ends before the COMMIT of *"+*cur.Name+" (truncated)")
 		e.Truncated = true
 		return IPTables{}, e
 	}
 	return out, nil
+}
+
+// tableOf is the table a chain or rule line belongs to: the open table
+// cur, else, in grep'd output (no "*table" line read yet), the table of
+// unknown name that holds such lines (the first of t.Tables); nil for a
+// line after a COMMIT, which no iptables-save prints.
+func (t *IPTables) tableOf(cur *IPTable, sawTable bool) *IPTable {
+	if cur != nil {
+		return cur
+	}
+	if sawTable {
+		return nil
+	}
+	if len(t.Tables) == 0 {
+		t.Tables = append(t.Tables, IPTable{Chains: []IPChain{}, Rules: []IPRule{}})
+	}
+	return &t.Tables[0]
 }
 
 // parseChainDecl reads ":CILIUM_INPUT - [0:0]".
