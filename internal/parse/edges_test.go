@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -13,6 +14,21 @@ import (
 // newline of a self-delimiting document (JSON) may read as the full
 // output. TestCutAnywhere checks what cuts at line ends give.
 func TestCutMidLineRefused(t *testing.T) {
+	forEachCapture(t, func(t *testing.T, p Parser, body, fullJSON string) {
+		for _, i := range cutPoints(body) {
+			if i == 0 || body[i-1] == '\n' {
+				continue
+			}
+			if why := midLineCutWrong(t, p, body[:i], fullJSON, true); why != "" {
+				t.Fatal(why)
+			}
+		}
+	})
+}
+
+// forEachCapture runs f, as a subtest, on every capture under testdata
+// that its parser reads, with its parser and its result as JSON.
+func forEachCapture(t *testing.T, f func(t *testing.T, p Parser, body, fullJSON string)) {
 	for _, in := range goldenInputs(t) {
 		if in.expectError || in.mayFail {
 			continue
@@ -23,46 +39,40 @@ func TestCutMidLineRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fullJSON := mustJSON(toJSONValue(t, full))
-			for _, i := range cutPoints(in.body) {
-				if i == 0 || in.body[i-1] == '\n' {
-					continue
-				}
-				checkMidLineCut(t, p, in.body[:i], fullJSON)
-			}
+			f(t, p, in.body, mustJSON(toJSONValue(t, full)))
 		})
 	}
 }
 
-// checkMidLineCut fails when cut, text that does not end with a newline,
-// parses to anything but the full output (fullJSON) or fails without
-// naming the line of the cut.
-func checkMidLineCut(t *testing.T, p Parser, cut, fullJSON string) {
-	t.Helper()
+// midLineCutWrong says what is wrong with what p makes of cut, text that
+// does not end with a newline: "" when it is refused naming a line (marked
+// Truncated, when truncated is asked for) or nothing complete was left, or
+// when it reads exactly as the full output (fullJSON).
+func midLineCutWrong(t *testing.T, p Parser, cut, fullJSON string, truncated bool) string {
 	v, err := p.Parse(cut)
 	if err == nil {
 		if mustJSON(toJSONValue(t, v)) == fullJSON {
-			return
+			return ""
 		}
 		last := cut[strings.LastIndexByte(cut, '\n')+1:]
 		if p.Kind == kindCurl && !strings.Contains(last, "curl: (") {
 			// curl prints its -w text with no newline of its own, so a
 			// value cut short ("200 0.0017" of "200 0.001764") looks
 			// whole; its error line ends with one (docs/language.md).
-			return
+			return ""
 		}
-		t.Fatalf("cut at byte %d (%q) accepted: %.200s", len(cut), tail(cut), mustJSON(v))
+		return fmt.Sprintf("cut at byte %d (%q) accepted: %.200s", len(cut), tail(cut), mustJSON(v))
 	}
 	var pe *Error
-	if !asError(err, &pe) {
-		t.Fatalf("cut at byte %d: error %v is not a *parse.Error", len(cut), err)
+	switch {
+	case !asError(err, &pe):
+		return fmt.Sprintf("cut at byte %d: error %v is not a *parse.Error", len(cut), err)
+	case noRecordYet(cut) && !pe.Truncated:
+		return "" // nothing complete before the cut: refused as empty or headless
+	case pe.Line == 0 || truncated && !pe.Truncated:
+		return fmt.Sprintf("cut at byte %d (%q): error not marked Truncated or names no line: %v", len(cut), tail(cut), err)
 	}
-	if noRecordYet(cut) && !pe.Truncated {
-		return // nothing complete before the cut: refused as empty or headless
-	}
-	if !pe.Truncated || pe.Line == 0 {
-		t.Fatalf("cut at byte %d (%q): error not marked Truncated or names no line: %v", len(cut), tail(cut), err)
-	}
+	return ""
 }
 
 // TestColourAndCRLF reads every capture the ways a learner's terminal can
@@ -72,32 +82,21 @@ func checkMidLineCut(t *testing.T, p Parser, cut, fullJSON string) {
 // start), coloured whole lines (ESC[32m ... ESC[0m), and with CRLF line
 // ends (pasted from Windows).
 func TestColourAndCRLF(t *testing.T) {
-	for _, in := range goldenInputs(t) {
-		if in.expectError || in.mayFail {
-			continue
-		}
-		t.Run(in.rel, func(t *testing.T) {
-			p, _ := Lookup(in.kind)
-			full, err := p.Parse(in.body)
+	forEachCapture(t, func(t *testing.T, p Parser, body, want string) {
+		for name, variant := range map[string]string{
+			"grep --color=always": grepColour(body),
+			"coloured lines":      colourLines(body),
+			"CRLF":                strings.ReplaceAll(body, "\n", "\r\n"),
+		} {
+			v, err := p.Parse(variant)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", name, err)
 			}
-			want := mustJSON(toJSONValue(t, full))
-			for name, variant := range map[string]string{
-				"grep --color=always": grepColour(in.body),
-				"coloured lines":      colourLines(in.body),
-				"CRLF":                strings.ReplaceAll(in.body, "\n", "\r\n"),
-			} {
-				v, err := p.Parse(variant)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if got := mustJSON(toJSONValue(t, v)); got != want {
-					t.Fatalf("%s: %.300s\nplain: %.300s", name, got, want)
-				}
+			if got := mustJSON(toJSONValue(t, v)); got != want {
+				t.Fatalf("%s: %.300s\nplain: %.300s", name, got, want)
 			}
-		})
-	}
+		}
+	})
 }
 
 const grepOn, grepOff = "\x1b[01;31m\x1b[K", "\x1b[m\x1b[K"
