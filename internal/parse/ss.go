@@ -14,10 +14,10 @@ type Socket struct {
 	// printed no State column, as with a state filter (`ss -tn state
 	// established`), whose text is not in the output.
 	State *string `json:"state" expr:"state"`
-	RecvQ int    `json:"recvQ" expr:"recvQ"`
-	SendQ int    `json:"sendQ" expr:"sendQ"`
-	Local Addr   `json:"local" expr:"local"`
-	Peer  Addr   `json:"peer" expr:"peer"`
+	RecvQ int     `json:"recvQ" expr:"recvQ"`
+	SendQ int     `json:"sendQ" expr:"sendQ"`
+	Local Addr    `json:"local" expr:"local"`
+	Peer  Addr    `json:"peer" expr:"peer"`
 	// Process is the users:(("name",pid=N,fd=M)) column of -p, as
 	// printed; "" without -p.
 	Process string `json:"process" expr:"process"`
@@ -132,4 +132,3 @@ func parseSSLine(line string, f []string) (Socket, error) {
 	}
 	return s, nil
 }
-
