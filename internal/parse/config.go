@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -24,6 +25,12 @@ type Config struct {
 	Values    map[string]string `json:"values" expr:"values"`
 	ReadOnly  map[string]string `json:"readOnly" expr:"readOnly"`
 	ReadWrite map[string]string `json:"readWrite" expr:"readWrite"`
+	// Maps are the names of the nested maps, in printed order: a line
+	// with a name and no colon ("HiveConfig", or "BPFMapEventBuffers" for
+	// an empty map). A name is not a key with an empty value: Get gives
+	// "" and Has false for it, since no value was printed (and a key cut
+	// short before its colon looks the same).
+	Maps []string `json:"maps" expr:"maps"`
 }
 
 // Get returns the value of key, or "" when absent. An exact match wins;
@@ -71,7 +78,7 @@ func ParseConfig(text string) (Config, error) {
 	if err := refuseCut(kindConfig, "keys", text, ParseConfig, func(c Config) int { return len(c.Values) }); err != nil {
 		return Config{}, err
 	}
-	c := Config{Values: map[string]string{}, ReadOnly: map[string]string{}, ReadWrite: map[string]string{}}
+	c := Config{Values: map[string]string{}, ReadOnly: map[string]string{}, ReadWrite: map[string]string{}, Maps: []string{}}
 	unsectioned := map[string]string{}
 	section := unsectioned
 	r := newLineReader(text)
@@ -108,7 +115,9 @@ func ParseConfig(text string) (Config, error) {
 				return Config{}, newError(kindConfig, r.num, line, `expected "Key   : value"`)
 			}
 			parent = t // a nested map's name
-			section[parent] = ""
+			if !slices.Contains(c.Maps, parent) {
+				c.Maps = append(c.Maps, parent)
+			}
 			continue
 		}
 		key = strings.TrimSpace(key)

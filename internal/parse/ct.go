@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"strconv"
 	"strings"
 )
 
@@ -57,33 +56,18 @@ type CTEntry struct {
 	FlagNames        []string `json:"flagNames" expr:"flagNames"`
 	RevNAT           int      `json:"revNAT" expr:"revNAT"`
 	SourceSecurityID int      `json:"sourceSecurityID" expr:"sourceSecurityID"`
-	// BackendID is a 64-bit id; JSON shows it as a string above 2^53 so
-	// that jq and JavaScript do not round it (see ExactUint).
-	BackendID *ExactUint `json:"backendID" expr:"backendID"` // 2024 on; null otherwise
-	NatPort   *int       `json:"natPort" expr:"natPort"`     // 1.20 on; null otherwise
-	IfIndex   *int       `json:"ifIndex" expr:"ifIndex"`     // <= 1.15; null otherwise
+	// BackendID is the entry's backend_id, a 64-bit field Cilium prints
+	// with %d: always a JSON number (or null), with every digit. Cilium
+	// allocates backend ids as 32-bit numbers, so readers that hold JSON
+	// numbers as doubles (JavaScript, jq before 1.7), exact up to 2^53,
+	// read real ids exactly. Printed from 2024 on; null otherwise.
+	BackendID *uint64 `json:"backendID" expr:"backendID"`
+	NatPort   *int    `json:"natPort" expr:"natPort"` // 1.20 on; null otherwise
+	IfIndex   *int    `json:"ifIndex" expr:"ifIndex"` // <= 1.15; null otherwise
 	// Extra holds key=value pairs this parser does not know (fields of a
 	// newer Cilium), values as printed. Entries without any share one
 	// empty map: treat it as read-only.
 	Extra map[string]string `json:"extra" expr:"extra"`
-}
-
-// ExactUint is an unsigned 64-bit integer printed exactly in JSON: as a
-// number up to 2^53, where every consumer of JSON numbers (jq, JavaScript)
-// is exact, and as a decimal string above it, where they would round.
-type ExactUint uint64
-
-// maxExactJSON is 2^53, the largest integer a float64 holds exactly with
-// all integers below it.
-const maxExactJSON = 1 << 53
-
-// MarshalJSON prints n as a number up to 2^53 and as a string above.
-func (n ExactUint) MarshalJSON() ([]byte, error) {
-	b := strconv.AppendUint(nil, uint64(n), 10)
-	if n <= maxExactJSON {
-		return b, nil
-	}
-	return strconv.AppendQuote(nil, string(b)), nil
 }
 
 // HasFlag reports whether name (e.g. "SeenNonSyn") is among FlagNames.

@@ -62,7 +62,7 @@ func (p *ctParser) fast(line string, e *CTEntry) bool {
 	e.Flags, e.FlagNames = int(h[2]), p.flagNames(names)
 	e.RevNAT, e.SourceSecurityID = int(n[5]), int(n[6])
 	if backend {
-		e.BackendID = p.ids.new(ExactUint(n[7]))
+		e.BackendID = p.ids.new(uint64(n[7]))
 	}
 	if natPort {
 		e.NatPort = p.ints.new(int(n[8]))

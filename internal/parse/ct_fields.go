@@ -183,7 +183,7 @@ func (p *ctParser) setOptional(e *CTEntry, key, val string) error {
 		if !ok {
 			n, err = strconv.ParseUint(val, 10, 64)
 		}
-		e.BackendID = p.ids.new(ExactUint(n))
+		e.BackendID = p.ids.new(n)
 	case "NatPort":
 		var n int
 		n, err = parseInt(val)

@@ -18,7 +18,7 @@ const ctLineMsg = errString(`expected "PROTO OUT|IN|SVC src -> dst [related] exp
 type ctParser struct {
 	ints  slab[int]
 	int64 slab[int64]
-	ids   slab[ExactUint]
+	ids   slab[uint64]
 	flags map[string][]string
 }
 

@@ -40,7 +40,7 @@ func TestCTListLab(t *testing.T) {
 	}
 	eq(t, "svc src", svc[0].Src, Addr{IP: "10.0.2.15", Port: 51812})
 	eq(t, "svc revnat", svc[0].RevNAT, 7)
-	eq(t, "svc backend id", *svc[0].BackendID, ExactUint(14))
+	eq(t, "svc backend id", *svc[0].BackendID, uint64(14))
 	eq(t, "closing flags", svc[0].Flags, 0x13)
 	eq(t, "closing names", svc[0].FlagNames, []string{"RxClosing", "TxClosing", "SeenNonSyn"})
 

@@ -158,8 +158,14 @@ func (c *Curl) readLines(text string) (stderrCode int, stderrMsg string, err err
 		if !ok {
 			return stderrCode, stderrMsg, nil
 		}
+		cut := r.pos == len(text) && !strings.HasSuffix(text, "\n")
 		if i := strings.Index(line, "curl: ("); i >= 0 {
 			code, msg, ok := parseCurlError(line[i:])
+			if cut {
+				// curl ends its error line with a newline: without
+				// one, the message and maybe the code were cut.
+				return 0, "", truncatedError(kindCurl, r.num, line, `"curl: (N) message" line ends without its newline (truncated)`)
+			}
 			if !ok {
 				return 0, "", newError(kindCurl, r.num, line, `expected "curl: (N) message"`)
 			}
@@ -192,7 +198,11 @@ func (c *Curl) readLines(text string) (stderrCode int, stderrMsg string, err err
 			}
 			continue
 		}
-		return 0, "", newError(kindCurl, r.num, line, `expected "name=value", "CODE SECONDS" or "curl: (N) message"`)
+		const want = `expected "name=value", "CODE SECONDS" or "curl: (N) message"`
+		if cut {
+			return 0, "", truncatedError(kindCurl, r.num, line, want+" (the output ends in this line, without a newline: truncated?)")
+		}
+		return 0, "", newError(kindCurl, r.num, line, want)
 	}
 }
 

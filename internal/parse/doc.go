@@ -10,9 +10,12 @@
 // `json:"lowerCamel" expr:"lowerCamel"` tags, numbers as int/int64/float64
 // (pointers, null in JSON, for numbers that only some versions or formats
 // print: a parser never shows a 0 nobody printed), and lists as non-nil
-// slices (so JSON shows [] rather than null). Output cut mid-line, or a
-// record missing a field every version prints, is an *Error (Truncated
-// for a cut), never a record with made-up fields. Small
+// slices (so JSON shows [] rather than null). Output cut mid-line (text
+// that does not end with a newline), or a record missing a field every
+// version prints, is an *Error (Truncated for a cut), never a record with
+// made-up fields. Parser.Parse, the entry the engine uses, takes colour
+// codes off first (plainText), so every parser reads coloured output
+// alike; the ParseXxx functions read plain text. Small
 // helper methods (LBList.Backends, CTList.Count, IPTables.CountContaining,
 // ...) are exported so that expr expressions can call them.
 //

@@ -19,8 +19,11 @@ type Endpoint struct {
 	// Labels are status.labels.security-relevant, the labels the identity
 	// is derived from ("k8s:app=web"), as `endpoint list` shows them.
 	Labels []string `json:"labels" expr:"labels"`
-	// Identity is the numeric security identity; IdentityLabels its labels.
-	Identity       int                `json:"identity" expr:"identity"`
+	// Identity is the numeric security identity (status.identity.id);
+	// null when the document has none (an endpoint still waiting for its
+	// identity).
+	Identity *int `json:"identity" expr:"identity"`
+	// IdentityLabels are the identity's labels (status.identity.labels).
 	IdentityLabels []string           `json:"identityLabels" expr:"identityLabels"`
 	Networking     EndpointNetworking `json:"networking" expr:"networking"`
 	// From status.external-identifiers.
@@ -64,7 +67,7 @@ type EndpointAddress struct {
 type EndpointGet []Endpoint
 
 // ByIPv4 returns the endpoint that has the IPv4 address ip, or a zero
-// Endpoint (ID 0, identity 0), as EndpointList.ByIPv4 does for the table.
+// Endpoint (ID 0, identity null), as EndpointList.ByIPv4 does for the table.
 func (l EndpointGet) ByIPv4(ip string) Endpoint {
 	if ip == "" {
 		return emptyEndpoint()
@@ -100,7 +103,7 @@ type jsonEndpoint struct {
 	Status *struct {
 		State    string `json:"state"`
 		Identity *struct {
-			ID     int      `json:"id"`
+			ID     *int     `json:"id"`
 			Labels []string `json:"labels"`
 		} `json:"identity"`
 		Labels *struct {

@@ -18,7 +18,7 @@ func TestEndpointGetHolder(t *testing.T) {
 	eq(t, "host mac", e.Networking.HostMac, "5a:3c:8e:21:9b:44")
 	eq(t, "ipv4", e.Networking.IPv4, "10.42.0.40")
 	eq(t, "addressing", e.Networking.Addressing, []EndpointAddress{{IPv4: "10.42.0.40", IPv4PoolName: "default"}})
-	eq(t, "identity", e.Identity, 30125)
+	eq(t, "identity", deref(e.Identity), 30125)
 	eq(t, "pod", e.PodName+"/"+e.Namespace, "holder/cca-dp")
 	eq(t, "policy", e.PolicyEnabled, "none")
 	eq(t, "first label", e.Labels[0], "k8s:app=holder")

@@ -51,6 +51,14 @@ func newError(parser string, line int, text, msg string) *Error {
 	return &Error{Parser: parser, Line: line, Text: shorten(text), Msg: msg}
 }
 
+// truncatedError is newError for a line that was cut: the last line of
+// the text, without its newline.
+func truncatedError(parser string, line int, text, msg string) *Error {
+	e := newError(parser, line, text, msg)
+	e.Truncated = true
+	return e
+}
+
 func shorten(s string) string {
 	s = strings.TrimRight(s, " \t\r")
 	if len(s) <= maxErrorText {
@@ -107,20 +115,21 @@ func lastLine(text string) string {
 }
 
 // refuseCut is the first check of every line-oriented parser. Every tool
-// read here ends each line with a newline, so text whose last line has no
-// newline was cut (head -c, a size limit, a dropped connection) and that
-// line may have lost its end: "RevNAT=12" cut to "RevNAT=1" still parses.
-// It returns nil when text ends with a newline (or only blanks follow the
-// last one). Otherwise it parses the complete lines before the cut to count
-// the records they hold (noun names them, count counts them) and returns a
-// Truncated error naming the cut line; an error on an earlier line is
-// returned as it is, since it is the first thing wrong.
+// read here ends each line with a newline, so text that does not end with
+// one was cut (head -c, a size limit, a dropped connection, a copy-paste
+// that stopped short) and its last line may have lost its end: "RevNAT=12"
+// cut to "RevNAT=1" still parses, and a cut inside the leading spaces of a
+// service's next backend line looks like a service with fewer backends. It
+// returns nil when text is empty or ends with a newline. Otherwise it
+// parses the complete lines before the cut to count the records they hold
+// (noun names them, count counts them) and returns a Truncated error
+// naming the cut line and the last complete one; an error on an earlier
+// line is returned as it is, since it is the first thing wrong.
 func refuseCut[T any](kind, noun, text string, parse func(string) (T, error), count func(T) int) error {
-	nl := strings.LastIndexByte(text, '\n')
-	last := text[nl+1:]
-	if isBlank(last) {
+	if text == "" || text[len(text)-1] == '\n' {
 		return nil
 	}
+	nl := strings.LastIndexByte(text, '\n')
 	head := text[:nl+1]
 	n := 0
 	if v, err := parse(head); err == nil {
@@ -128,10 +137,27 @@ func refuseCut[T any](kind, noun, text string, parse func(string) (T, error), co
 	} else if pe := (*Error)(nil); errors.As(err, &pe) && pe.Line > 0 {
 		return err
 	}
-	e := newError(kind, 1+strings.Count(head, "\n"), last,
-		"output ends mid-line, without a final newline (truncated); "+strconv.Itoa(n)+" complete "+noun+" before it")
+	msg := "output ends mid-line, without a final newline (truncated); " + strconv.Itoa(n) + " complete " + noun + " before it"
+	if k, line := lastComplete(head); k > 0 {
+		msg += ", the last complete line is line " + strconv.Itoa(k) + " " + strconv.Quote(shorten(line))
+	}
+	e := newError(kind, 1+strings.Count(head, "\n"), text[nl+1:], msg)
 	e.Truncated = true
 	return e
+}
+
+// lastComplete is the number and text of the last non-blank line of head,
+// text that ends with a newline; 0 when it has none.
+func lastComplete(head string) (int, string) {
+	end := len(head)
+	for n := strings.Count(head, "\n"); n > 0; n-- {
+		start := strings.LastIndexByte(head[:end-1], '\n') + 1
+		if line := head[start : end-1]; !isBlank(line) {
+			return n, line
+		}
+		end = start
+	}
+	return 0, ""
 }
 
 // jsonOrText parses text with fromJSON when it starts like JSON ('[' or

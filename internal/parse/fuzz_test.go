@@ -201,3 +201,39 @@ func FuzzCTFast(f *testing.F) {
 func FuzzParseIPCacheList(f *testing.F) {
 	fuzzParser(f, kindIPCacheList, "10.0.0.1/32 identity=1 encryptkey=0 tunnelendpoint=0.0.0.0 flags=<none>\n", `{"10.0.0.0/8":["identity=2 encryptkey=0 tunnelendpoint=0.0.0.0 flags=<none>"]}`)
 }
+
+// FuzzCutMidLine is the cut invariant of TestCutMidLineRefused on any
+// input a parser accepts: the text cut at a byte that is not just after a
+// newline is refused naming a line (or nothing complete was left), or
+// reads exactly as the whole text (a JSON document that lost only its
+// final newline); and the text coloured as grep --color=always colours it
+// reads as the plain text. kind picks the parser (modulo the registry).
+func FuzzCutMidLine(f *testing.F) {
+	kinds := map[string]uint8{}
+	for i, p := range All {
+		kinds[p.Kind] = uint8(i)
+	}
+	for _, in := range goldenInputs(f) {
+		if !in.expectError && !in.mayFail {
+			f.Add(kinds[in.kind], in.body, uint(len(in.body)/2))
+		}
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, text string, at uint) {
+		p := All[int(kind)%len(All)]
+		full, err := p.Parse(text)
+		if err != nil {
+			return
+		}
+		fullJSON := mustJSON(toJSONValue(t, full))
+		if coloured, err := p.Parse(grepColour(text)); err != nil || mustJSON(toJSONValue(t, coloured)) != fullJSON {
+			t.Fatalf("coloured: %v, %v; plain: %.200s", err, coloured, fullJSON)
+		}
+		i := int(at % uint(len(text)+1))
+		if i == 0 || text[i-1] == '\n' {
+			return
+		}
+		if why := midLineCutWrong(t, p, text[:i], fullJSON, false); why != "" {
+			t.Fatal(why)
+		}
+	})
+}

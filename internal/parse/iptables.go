@@ -17,19 +17,25 @@ type IPTables struct {
 	Lines []string `json:"lines" expr:"lines"`
 }
 
-// IPTable is one "*name" ... "COMMIT" block.
+// IPTable is one "*name" ... "COMMIT" block, or the lines of grep'd
+// output (`iptables-save | grep CILIUM`) that came without their "*name"
+// line.
 type IPTable struct {
-	Name   string    `json:"name" expr:"name"` // filter, nat, mangle, raw, security
+	// Name is filter, nat, mangle, raw or security; null for grep'd lines,
+	// whose table the output does not say (a chain such as INPUT is in
+	// several).
+	Name   *string   `json:"name" expr:"name"`
 	Chains []IPChain `json:"chains" expr:"chains"`
 	Rules  []IPRule  `json:"rules" expr:"rules"`
 }
 
-// IPChain is a ":NAME POLICY [packets:bytes]" declaration.
+// IPChain is a ":NAME POLICY [packets:bytes]" declaration. Packets and
+// Bytes are null when the line printed no counters.
 type IPChain struct {
 	Name    string `json:"name" expr:"name"`
 	Policy  string `json:"policy" expr:"policy"` // ACCEPT, DROP, ... or "-" for user chains
-	Packets int64  `json:"packets" expr:"packets"`
-	Bytes   int64  `json:"bytes" expr:"bytes"`
+	Packets *int64 `json:"packets" expr:"packets"`
+	Bytes   *int64 `json:"bytes" expr:"bytes"`
 }
 
 // IPRule is one "-A CHAIN ..." line.
@@ -37,10 +43,12 @@ type IPRule struct {
 	Chain string `json:"chain" expr:"chain"`
 	// Text is the line as printed without the "[p:b] " counters of -c,
 	// e.g. `-A INPUT -m comment --comment "cilium-feeder: CILIUM_INPUT" -j CILIUM_INPUT`.
-	Text    string `json:"text" expr:"text"`
-	Target  string `json:"target" expr:"target"` // the -j/-g argument, "" if none
-	Packets int64  `json:"packets" expr:"packets"`
-	Bytes   int64  `json:"bytes" expr:"bytes"`
+	Text   string `json:"text" expr:"text"`
+	Target string `json:"target" expr:"target"` // the -j/-g argument, "" if none
+	// Packets and Bytes are the "[p:b]" counters that iptables-save -c
+	// prints before a rule; null without -c (never a 0 nobody printed).
+	Packets *int64 `json:"packets" expr:"packets"`
+	Bytes   *int64 `json:"bytes" expr:"bytes"`
 }
 
 // CountContaining returns the number of lines containing s, like
@@ -60,7 +68,7 @@ func (t IPTables) CountContaining(s string) int {
 func (t IPTables) CountContainingIn(table, s string) int {
 	n := 0
 	for _, tb := range t.Tables {
-		if tb.Name != table {
+		if !tb.is(table) {
 			continue
 		}
 		for _, c := range tb.Chains {
@@ -78,7 +86,10 @@ func (t IPTables) CountContainingIn(table, s string) int {
 }
 
 func chainLine(c IPChain) string {
-	return ":" + c.Name + " " + c.Policy + " [" + strconv.FormatInt(c.Packets, 10) + ":" + strconv.FormatInt(c.Bytes, 10) + "]"
+	if c.Packets == nil || c.Bytes == nil {
+		return ":" + c.Name + " " + c.Policy
+	}
+	return ":" + c.Name + " " + c.Policy + " [" + strconv.FormatInt(*c.Packets, 10) + ":" + strconv.FormatInt(*c.Bytes, 10) + "]"
 }
 
 // Chains returns the names of the chains, in any table, that start with
@@ -101,18 +112,21 @@ func (t IPTables) Chains(prefix string) []string {
 // Table returns the table called name, or a zero IPTable.
 func (t IPTables) Table(name string) IPTable {
 	for _, tb := range t.Tables {
-		if tb.Name == name {
+		if tb.is(name) {
 			return tb
 		}
 	}
 	return IPTable{Chains: []IPChain{}, Rules: []IPRule{}}
 }
 
+// is reports whether the table is called name (never, for grep'd lines).
+func (tb IPTable) is(name string) bool { return tb.Name != nil && *tb.Name == name }
+
 // Rules returns the rules of chain in table ("" for any table).
 func (t IPTables) Rules(table, chain string) []IPRule {
 	out := []IPRule{}
 	for _, tb := range t.Tables {
-		if table != "" && tb.Name != table {
+		if table != "" && !tb.is(table) {
 			continue
 		}
 		for _, r := range tb.Rules {
@@ -126,6 +140,9 @@ func (t IPTables) Rules(table, chain string) []IPRule {
 
 // ParseIPTablesSave parses `iptables-save [-c]`. Empty output is valid
 // (no tables loaded, e.g. a nft-only host queried with iptables-legacy).
+// Chain and rule lines before any "*table" line are grep'd output
+// (`iptables-save | grep CILIUM`): they are read into one table whose name
+// is null, since the output does not say which table they are from.
 func ParseIPTablesSave(text string) (IPTables, error) {
 	if err := refuseCut(kindIPTables, "lines", text, ParseIPTablesSave, func(t IPTables) int { return len(t.Lines) }); err != nil {
 		return IPTables{}, err
@@ -133,6 +150,7 @@ func ParseIPTablesSave(text string) (IPTables, error) {
 	out := IPTables{Tables: []IPTable{}, Lines: []string{}}
 	r := newLineReader(text)
 	var cur *IPTable
+	sawTable := false // a "*table" line was read
 	for {
 		line, ok := r.next()
 		if !ok {
@@ -146,7 +164,9 @@ func ParseIPTablesSave(text string) (IPTables, error) {
 			if cur != nil {
 				return IPTables{}, newError(kindIPTables, r.num, line, `"*table" before the previous table's COMMIT`)
 			}
-			out.Tables = append(out.Tables, IPTable{Name: t[1:], Chains: []IPChain{}, Rules: []IPRule{}})
+			sawTable = true
+			name := t[1:]
+			out.Tables = append(out.Tables, IPTable{Name: &name, Chains: []IPChain{}, Rules: []IPRule{}})
 			cur = &out.Tables[len(out.Tables)-1]
 		case t == "COMMIT":
 			if cur == nil {
@@ -154,31 +174,50 @@ func ParseIPTablesSave(text string) (IPTables, error) {
 			}
 			cur = nil
 		case strings.HasPrefix(t, ":"):
-			if cur == nil {
+			tb := out.tableOf(cur, sawTable)
+			if tb == nil {
 				return IPTables{}, newError(kindIPTables, r.num, line, "chain declaration outside a table")
 			}
 			c, err := parseChainDecl(t)
 			if err != nil {
 				return IPTables{}, newError(kindIPTables, r.num, line, err.Error())
 			}
-			cur.Chains = append(cur.Chains, c)
+			tb.Chains = append(tb.Chains, c)
 		default:
-			if cur == nil {
+			tb := out.tableOf(cur, sawTable)
+			if tb == nil {
 				return IPTables{}, newError(kindIPTables, r.num, line, "rule outside a table")
 			}
 			rule, err := parseRule(t)
 			if err != nil {
 				return IPTables{}, newError(kindIPTables, r.num, line, err.Error())
 			}
-			cur.Rules = append(cur.Rules, rule)
+			tb.Rules = append(tb.Rules, rule)
 		}
 	}
 	if cur != nil {
-		e := newError(kindIPTables, r.num, "", "output ends before the COMMIT of *"+cur.Name+" (truncated)")
+		e := newError(kindIPTables, r.num, "", "output ends before the COMMIT of *"+*cur.Name+" (truncated)")
 		e.Truncated = true
 		return IPTables{}, e
 	}
 	return out, nil
+}
+
+// tableOf is the table a chain or rule line belongs to: the open table
+// cur, else, in grep'd output (no "*table" line read yet), the table of
+// unknown name that holds such lines (the first of t.Tables); nil for a
+// line after a COMMIT, which no iptables-save prints.
+func (t *IPTables) tableOf(cur *IPTable, sawTable bool) *IPTable {
+	if cur != nil {
+		return cur
+	}
+	if sawTable {
+		return nil
+	}
+	if len(t.Tables) == 0 {
+		t.Tables = append(t.Tables, IPTable{Chains: []IPChain{}, Rules: []IPRule{}})
+	}
+	return &t.Tables[0]
 }
 
 // parseChainDecl reads ":CILIUM_INPUT - [0:0]".
@@ -194,7 +233,7 @@ func parseChainDecl(t string) (IPChain, error) {
 		if !ok {
 			return IPChain{}, msg
 		}
-		c.Packets, c.Bytes = p, b
+		c.Packets, c.Bytes = &p, &b
 	}
 	return c, nil
 }
@@ -223,7 +262,7 @@ func parseRule(t string) (IPRule, error) {
 		if !ok {
 			return IPRule{}, msg
 		}
-		r.Packets, r.Bytes = p, b
+		r.Packets, r.Bytes = &p, &b
 		t = strings.TrimSpace(rest)
 	}
 	f := strings.Fields(t)

@@ -45,7 +45,10 @@ type Backend struct {
 	Zone      string `json:"zone" expr:"zone"`
 	State     string `json:"state" expr:"state"` // active, terminating, terminating-not-serving, quarantined, maintenance
 	Preferred bool   `json:"preferred" expr:"preferred"`
-	Weight    int    `json:"weight" expr:"weight"` // 0 when not printed (table form)
+	// Weight is the backend's weight as the JSON form prints it; 0 is a
+	// real weight (a backend that takes no new traffic). null when not
+	// printed: the table form does not show weights.
+	Weight *int `json:"weight" expr:"weight"`
 }
 
 // HostPort returns the backend as "ip:port" ("[v6]:port").
@@ -189,10 +192,7 @@ func ParseServiceListJSON(text string) (ServiceList, error) {
 				return nil, newError(kindServiceList, 0, "", "element "+strconv.Itoa(i)+": backend without ip")
 			}
 			be := Backend{IP: *b.IP, Port: b.Port, Protocol: b.Protocol, NodeName: b.NodeName,
-				Zone: b.Zone, State: b.State, Preferred: b.Preferred}
-			if b.Weight != nil {
-				be.Weight = *b.Weight
-			}
+				Zone: b.Zone, State: b.State, Preferred: b.Preferred, Weight: b.Weight}
 			s.Backends = append(s.Backends, be)
 		}
 		out = append(out, s)
@@ -335,7 +335,7 @@ func parseTableBackend(s string) (Backend, error) {
 	addr, rest, ok := strings.Cut(rest, " (")
 	if !ok {
 		if _, err := ParseL4Addr(strings.TrimSpace(addr)); err == nil {
-			return Backend{}, errString(`backend without "(state)": the service list of Cilium before 1.10, which is not read (1.15 to 1.20 are)`)
+			return Backend{}, errString(`backend without "(state)": the form of Cilium before 1.10, also shown in the examples of Cilium's docs (1.15 to 1.20 print every backend's state); not read, since the state is not there`)
 		}
 		return Backend{}, msg
 	}

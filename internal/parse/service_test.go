@@ -14,7 +14,8 @@ func TestServiceListJSONLab(t *testing.T) {
 	eq(t, "web frontend", web[0].Frontend, L4Addr{IP: "10.43.77.5", Port: 80, Protocol: "TCP", Scope: "external"})
 	eq(t, "web frontend text", web[0].Frontend.HostPort(), "10.43.77.5:80")
 	eq(t, "web backends", web[0].BackendAddrs(), []string{"10.42.0.31:8080", "10.42.0.32:8080"})
-	eq(t, "backend fields", web[0].Backends[0], Backend{IP: "10.42.0.31", Port: 8080, Protocol: "TCP", NodeName: "lab-node", State: "active", Preferred: true, Weight: 100})
+	weight := 100
+	eq(t, "backend fields", web[0].Backends[0], Backend{IP: "10.42.0.31", Port: 8080, Protocol: "TCP", NodeName: "lab-node", State: "active", Preferred: true, Weight: &weight})
 	eq(t, "type", web[0].Type, "ClusterIP")
 	eq(t, "policy", web[0].ExtTrafficPolicy, "Cluster")
 

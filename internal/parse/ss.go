@@ -10,11 +10,14 @@ const kindSS = "ss"
 // Socket is one line of `ss -tn`, `ss -tln`, `ss -Htlnp` and friends.
 type Socket struct {
 	Netid string `json:"netid" expr:"netid"` // "tcp", "udp", ... when printed (ss -a / -tu), else ""
-	State string `json:"state" expr:"state"` // LISTEN, ESTAB, TIME-WAIT, UNCONN, ...
-	RecvQ int    `json:"recvQ" expr:"recvQ"`
-	SendQ int    `json:"sendQ" expr:"sendQ"`
-	Local Addr   `json:"local" expr:"local"`
-	Peer  Addr   `json:"peer" expr:"peer"`
+	// State is LISTEN, ESTAB, TIME-WAIT, UNCONN, ...; null when ss
+	// printed no State column, as with a state filter (`ss -tn state
+	// established`), whose text is not in the output.
+	State *string `json:"state" expr:"state"`
+	RecvQ int     `json:"recvQ" expr:"recvQ"`
+	SendQ int     `json:"sendQ" expr:"sendQ"`
+	Local Addr    `json:"local" expr:"local"`
+	Peer  Addr    `json:"peer" expr:"peer"`
 	// Process is the users:(("name",pid=N,fd=M)) column of -p, as
 	// printed; "" without -p.
 	Process string `json:"process" expr:"process"`
@@ -54,7 +57,8 @@ var ssStates = map[string]bool{
 // are "10.0.0.1:80", "[::]:80", "*:80" (any family), "0.0.0.0:*" (any
 // port, Port 0) and may carry a zone ("[fe80::1%eth0]:22",
 // "10.0.0.1%eth0:53"). Empty output is an empty list, the usual answer to
-// `ss -Htln 'sport = :30780'`.
+// `ss -Htln 'sport = :30780'`. With a state filter (`ss -tln state
+// listening`) ss prints no State column: State is then null.
 func ParseSS(text string) (SocketList, error) {
 	if err := refuseCut(kindSS, "sockets", text, ParseSS, func(l SocketList) int { return len(l) }); err != nil {
 		return nil, err
@@ -77,41 +81,54 @@ func ParseSS(text string) (SocketList, error) {
 			continue
 		}
 		f := strings.Fields(line)
-		if f[0] == "State" || f[0] == "Netid" {
+		if f[0] == "State" || f[0] == "Netid" || f[0] == "Recv-Q" {
 			continue // header
 		}
-		s := Socket{Info: []string{}}
-		i := 0
-		if !ssStates[f[0]] && len(f) > 1 && ssStates[f[1]] {
-			s.Netid = f[0]
-			i = 1
-		}
-		if len(f) < i+5 || !ssStates[f[i]] {
-			return nil, newError(kindSS, r.num, line, `expected "STATE RECV-Q SEND-Q LOCAL:PORT PEER:PORT [PROCESS]"`)
-		}
-		s.State = f[i]
-		var err1, err2, err3, err4 error
-		s.RecvQ, err1 = strconv.Atoi(f[i+1])
-		s.SendQ, err2 = strconv.Atoi(f[i+2])
-		s.Local, err3 = ParseAddr(f[i+3])
-		s.Peer, err4 = ParseAddr(f[i+4])
-		if err1 != nil || err2 != nil {
-			return nil, newError(kindSS, r.num, line, "expected numeric Recv-Q and Send-Q")
-		}
-		if err3 != nil || err4 != nil {
-			return nil, newError(kindSS, r.num, line, "bad address: "+errAddr.Error())
-		}
-		if len(f) > i+5 {
-			// The rest of the line, as printed (a process name may
-			// contain spaces).
-			rest := line
-			for k := 0; k <= i+4; k++ {
-				rest = strings.TrimLeft(rest, " \t")
-				rest = rest[len(f[k]):]
-			}
-			s.Process = strings.TrimSpace(rest)
+		s, err := parseSSLine(line, f)
+		if err != nil {
+			return nil, newError(kindSS, r.num, line, err.Error())
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// parseSSLine reads one socket line, split into its words f: [NETID]
+// [STATE] RECV-Q SEND-Q LOCAL PEER [PROCESS...].
+func parseSSLine(line string, f []string) (Socket, error) {
+	s := Socket{Info: []string{}}
+	i := 0
+	if !ssStates[f[0]] && !isDigits(f[0]) {
+		s.Netid = f[0]
+		i = 1
+	}
+	if i < len(f) && ssStates[f[i]] {
+		s.State = &f[i]
+		i++
+	}
+	if len(f) < i+4 {
+		return Socket{}, errString(`expected "[STATE] RECV-Q SEND-Q LOCAL:PORT PEER:PORT [PROCESS]"`)
+	}
+	var err1, err2, err3, err4 error
+	s.RecvQ, err1 = strconv.Atoi(f[i])
+	s.SendQ, err2 = strconv.Atoi(f[i+1])
+	s.Local, err3 = ParseAddr(f[i+2])
+	s.Peer, err4 = ParseAddr(f[i+3])
+	if err1 != nil || err2 != nil {
+		return Socket{}, errString("expected numeric Recv-Q and Send-Q")
+	}
+	if err3 != nil || err4 != nil {
+		return Socket{}, errString("bad address: " + errAddr.Error())
+	}
+	if len(f) > i+4 {
+		// The rest of the line, as printed (a process name may
+		// contain spaces).
+		rest := line
+		for k := 0; k <= i+3; k++ {
+			rest = strings.TrimLeft(rest, " \t")
+			rest = rest[len(f[k]):]
+		}
+		s.Process = strings.TrimSpace(rest)
+	}
+	return s, nil
 }

@@ -11,7 +11,8 @@ func TestSSLocalCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "count", len(l), 3)
-	eq(t, "v4", l[0], Socket{State: "LISTEN", RecvQ: 0, SendQ: 5, Local: Addr{IP: "127.0.0.1", Port: 8080}, Peer: Addr{IP: "0.0.0.0"}, Info: []string{}})
+	listen := "LISTEN"
+	eq(t, "v4", l[0], Socket{State: &listen, RecvQ: 0, SendQ: 5, Local: Addr{IP: "127.0.0.1", Port: 8080}, Peer: Addr{IP: "0.0.0.0"}, Info: []string{}})
 	eq(t, "v6 bracketed", l[1].Local, Addr{IP: "::1", Port: 2222})
 	eq(t, "recv-q", l[1].RecvQ, 1)
 	eq(t, "any family", l[2].Local, Addr{IP: "*", Port: 8081})
@@ -57,7 +58,7 @@ func TestSSShapes(t *testing.T) {
 	eq(t, "no netid", l[2].Netid, "")
 	eq(t, "info line", l[2].Info, []string{"cubic wscale:7,7 rto:204"})
 	_, err = ParseSS("LISTEN 0 5 127.0.0.1:8080\n")
-	wantError(t, err, kindSS, 1, "STATE RECV-Q")
+	wantError(t, err, kindSS, 1, "[STATE] RECV-Q")
 	_, err = ParseSS("LISTEN x 5 127.0.0.1:8080 0.0.0.0:*\n")
 	wantError(t, err, kindSS, 1, "numeric")
 	_, err = ParseSS("LISTEN 0 5 localhost:http 0.0.0.0:*\n")

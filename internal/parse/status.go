@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -176,7 +177,9 @@ func parseStatusText(text string) (Status, error) {
 			s.KubeProxyReplacementDetails.Present = true
 			continue
 		}
-		s.setLabel(label, value)
+		if err := s.setLabel(label, value); err != nil {
+			return Status{}, newError(kindStatus, r.num, line, err.Error())
+		}
 	}
 	known := s.KubeProxyReplacementDetails.Present
 	for _, a := range statusAnchors {
@@ -191,14 +194,15 @@ func parseStatusText(text string) (Status, error) {
 }
 
 // setLabel keeps a column-0 label's value in Fields (the first one, when
-// a label is printed twice) and in the typed field it fills.
-func (s *Status) setLabel(label, value string) {
+// a label is printed twice) and in the typed field it fills. It fails on
+// a device list that cannot be whole (see parseDevices).
+func (s *Status) setLabel(label, value string) (err error) {
 	if _, dup := s.Fields[label]; !dup {
 		s.Fields[label] = collapseSpace(value)
 	}
 	switch label {
 	case "KubeProxyReplacement":
-		s.KubeProxyReplacement, s.KubeProxyReplacementDevices = parseKPRLine(value)
+		s.KubeProxyReplacement, s.KubeProxyReplacementDevices, err = parseKPRLine(value)
 	case "Routing":
 		host := s.Routing.Host
 		s.Routing = parseRouting(value)
@@ -218,6 +222,7 @@ func (s *Status) setLabel(label, value string) {
 	case "Device Mode":
 		s.DeviceMode, s.DeviceModeConfigured = parseDeviceMode(value)
 	}
+	return err
 }
 
 func newKPRDetails() KPRDetails {
@@ -286,7 +291,10 @@ func (d *KPRDetails) addLine(line string, parent *string) error {
 	case "Socket LB Protocols":
 		d.SocketLBProtocols = value
 	case "Devices":
-		d.Devices = parseDevices(value)
+		var err error
+		if d.Devices, err = parseDevices(value); err != nil {
+			return err
+		}
 	case "Mode":
 		d.Mode = value
 	case "DSR Dispatch Mode":
@@ -350,19 +358,29 @@ var statusAnchors = []string{"KubeProxyReplacement", "Cilium", "NodeMonitor", "P
 
 // parseKPRLine reads the value of "KubeProxyReplacement:", e.g.
 // "True   [eth0   10.0.2.15 fe80::1 (Direct Routing), eth1   192.168.1.2]".
-func parseKPRLine(value string) (mode string, devices []StatusDevice) {
+// A "[" without its "]" is a line cut short.
+func parseKPRLine(value string) (mode string, devices []StatusDevice, err error) {
 	devices = []StatusDevice{}
 	mode, rest := cutField(strings.TrimSpace(value))
-	if strings.HasPrefix(rest, "[") && strings.HasSuffix(rest, "]") {
-		devices = parseDevices(rest[1 : len(rest)-1])
+	if list, ok := strings.CutPrefix(rest, "["); ok {
+		list, ok = strings.CutSuffix(list, "]")
+		if !ok {
+			return "", nil, errString(`device list "[..." without its "]" (line cut short?)`)
+		}
+		if devices, err = parseDevices(list); err != nil {
+			return "", nil, err
+		}
 	}
-	return mode, devices
+	return mode, devices, nil
 }
 
 // parseDevices reads "eth0   10.0.2.15 fe80::1 (Direct Routing), eth1 ...".
 // Devices are separated by ", "; inside a device the name and IPs are split
-// on runs of whitespace (see ParseStatus for why the runs vary).
-func parseDevices(s string) []StatusDevice {
+// on runs of whitespace (see ParseStatus for why the runs vary). Cilium
+// prints each address with net.IP's String, so a word after the name that
+// is not an IP address ("1", the start of "10.0.2.15") is refused: the
+// line was cut there.
+func parseDevices(s string) ([]StatusDevice, error) {
 	devices := []StatusDevice{}
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
@@ -379,10 +397,15 @@ func parseDevices(s string) []StatusDevice {
 			continue
 		}
 		d.Name = f[0]
+		for _, ip := range f[1:] {
+			if !validIP(ip) {
+				return nil, errString("device " + strconv.Quote(shortToken(d.Name)) + ": expected IP addresses, got " + strconv.Quote(shortToken(ip)))
+			}
+		}
 		d.IPs = append(d.IPs, f[1:]...)
 		devices = append(devices, d)
 	}
-	return devices
+	return devices, nil
 }
 
 // parseRouting reads "Network: Tunnel [vxlan]   Host: BPF".

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -163,8 +164,16 @@ func tcFilterHead(t []string, f *TCFilter) (int, error) {
 	if f.Kind == "" {
 		return 0, tcLineMsg
 	}
+	if !slices.Contains(tcKinds, f.Kind) {
+		// "filter protocol all p" is "pref" cut short, not a kind "p".
+		return 0, errString("unknown filter kind " + strconv.Quote(shortToken(f.Kind)) + " (line cut short?); " + string(tcLineMsg))
+	}
 	return i, nil
 }
+
+// tcKinds are the kernel's filter classifiers (net/sched/cls_*.c) that
+// iproute2 prints by name.
+var tcKinds = []string{"basic", "bpf", "cgroup", "flow", "flower", "fw", "matchall", "route", "rsvp", "rsvp6", "tcindex", "u32"}
 
 // tcBPFOptions reads the options of a bpf filter after its handle
 // (tc/f_bpf.c bpf_print_opt): [flowid X] [NAME] [direct-action]
@@ -212,5 +221,24 @@ func tcBPFOptions(t []string, f *TCFilter) error {
 		// for every bpf filter; a line without either was cut.
 		return errString(`bpf filter without "id N" or "tag T"`)
 	}
+	if f.ProgName != "" && !isProgTag(f.Tag) {
+		// bpf_dump_prog_info prints "name N tag T" together, T being
+		// the program's 8-byte tag in hex: a shorter one was cut.
+		return errString(`bpf filter "name N" without a 16-digit "tag T" after it (line cut short?)`)
+	}
 	return nil
+}
+
+// isProgTag reports whether s is a BPF program tag as iproute2 and bpftool
+// print it: 16 hex digits.
+func isProgTag(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -144,9 +144,9 @@ func TestTwoNodeAgentAPI(t *testing.T) {
 				slices.Sort(labels)
 				want := slices.Clone(row.Labels)
 				slices.Sort(want)
-				if e.Identity != row.Identity || e.Networking.IPv4 != row.IPv4 || e.State != row.Status || !slices.Equal(labels, want) {
+				if e.Identity == nil || *e.Identity != row.Identity || e.Networking.IPv4 != row.IPv4 || e.State != row.Status || !slices.Equal(labels, want) {
 					t.Errorf("endpoint %d: document id %d identity %d ipv4 %q state %q labels %v; table identity %d ipv4 %q status %q labels %v",
-						row.ID, e.ID, e.Identity, e.Networking.IPv4, e.State, labels, row.Identity, row.IPv4, row.Status, want)
+						row.ID, e.ID, deref(e.Identity), e.Networking.IPv4, e.State, labels, row.Identity, row.IPv4, row.Status, want)
 				}
 				if row.IPv4 != "" && api.ByIPv4(row.IPv4).ID != row.ID {
 					t.Errorf("ByIPv4(%s) = endpoint %d, want %d", row.IPv4, api.ByIPv4(row.IPv4).ID, row.ID)
@@ -183,8 +183,8 @@ func TestTwoNodeAgentAPI(t *testing.T) {
 				known[id.ID] = true
 			}
 			for _, e := range api {
-				if !known[e.Identity] {
-					t.Errorf("endpoint %d's identity %d is not in the identity list", e.ID, e.Identity)
+				if e.Identity == nil || !known[*e.Identity] {
+					t.Errorf("endpoint %d's identity %v is not in the identity list", e.ID, deref(e.Identity))
 				}
 			}
 			for _, reserved := range []int{1, 2, 4} { // host, world, health

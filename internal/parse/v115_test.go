@@ -32,7 +32,7 @@ func TestV115Variants(t *testing.T) {
 	out := ct.Find("OUT", ":40404")[0]
 	eq(t, "rx/tx", []int64{*out.RxPackets, *out.RxBytes, *out.TxPackets, *out.TxBytes}, []int64{6, 811, 7, 922})
 	eq(t, "packets derived as rx+tx", out.Packets, int64(13))
-	eq(t, "no BackendID in 1.15", out.BackendID, (*ExactUint)(nil))
+	eq(t, "no BackendID in 1.15", out.BackendID, (*uint64)(nil))
 	eq(t, "svc flags", ct.Find("SVC", "")[0].FlagNames, []string{"RxClosing", "TxClosing", "SeenNonSyn", "DSR"})
 
 	svc, err := ParseServiceList(input(t, "synthetic/cilium-service-list/v1.15-table.txt"))
