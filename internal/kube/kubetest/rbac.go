@@ -184,13 +184,16 @@ func (a *roleAccount) permissions() []cluster.Access {
 // without takes p away from the account until restore, and waits until
 // the API server refuses it (and, after restore, allows it again).
 func (a *roleAccount) without(ctx context.Context, t *testing.T, p cluster.Access) (restore func()) {
-	rules, update := a.cluster.Rules, func(rules []rbacv1.PolicyRule) error {
-		r := a.cluster.DeepCopy()
-		r.Rules = rules
-		_, err := a.cs.RbacV1().ClusterRoles().Update(ctx, r, metav1.UpdateOptions{})
-		return err
-	}
-	if p.Namespace != "" {
+	var rules []rbacv1.PolicyRule
+	var update func([]rbacv1.PolicyRule) error
+	if p.Namespace == "" { // a.cluster is nil when the Roles hold no ClusterRole, and then so is p
+		rules, update = a.cluster.Rules, func(rules []rbacv1.PolicyRule) error {
+			r := a.cluster.DeepCopy()
+			r.Rules = rules
+			_, err := a.cs.RbacV1().ClusterRoles().Update(ctx, r, metav1.UpdateOptions{})
+			return err
+		}
+	} else {
 		i := slices.IndexFunc(a.roles, func(r *rbacv1.Role) bool { return r.Namespace == p.Namespace })
 		role := a.roles[i]
 		rules, update = role.Rules, func(rules []rbacv1.PolicyRule) error {
