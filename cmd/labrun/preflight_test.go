@@ -64,7 +64,7 @@ steps:
 			fake := &clustertest.Cluster{AllowFunc: c.allow}
 			r := &runner.Runner{Plan: plan, Runtime: &actions.Runtime{Mode: c.mode, Cluster: func() (cluster.Cluster, error) { return fake, nil }}}
 			var stderr bytes.Buffer
-			code, ok := preflight(context.Background(), r, c.skip, &stderr)
+			code, ok := preflight(context.Background(), r, c.skip, false, &stderr)
 			if code != c.code || ok != c.ok || stderr.String() != c.stderr {
 				t.Errorf("got %d %v\n%s\nwant %d %v\n%s", code, ok, stderr.String(), c.code, c.ok, c.stderr)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/labrun/labrun/cmd/labrun/internal/console"
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/bpfmaps"
+	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/kube"
 	"github.com/labrun/labrun/internal/lang/syntax"
 	"github.com/labrun/labrun/internal/secret"
@@ -114,7 +115,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 // run runs plan in mode (grading only the tasks in only, when not nil), with
 // its progress on stdout, writes the reports asked for and returns the
 // exit code.
-func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task, stdout, stderr io.Writer) int {
+func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task, stdout, stderr io.Writer) (code int) {
 	// The run fills secrets with the values of secret variables and env
 	// names once it has read them; everything printed goes through it.
 	secrets := &secret.Redactor{}
@@ -126,9 +127,18 @@ func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task,
 	r.Only = only
 	r.From = a.from
 	r.EncodeResults = slices.ContainsFunc(a.reports, func(rq reportReq) bool { return rq.format == "json" })
-	if code, ok := preflight(ctx, r, a.noPreflight, stderr); !ok {
+	if code, ok := preflight(ctx, r, a.noPreflight, a.noLock, stderr); !ok {
 		return code
 	}
+	release, code, ok := a.takeLease(ctx, plan, r.Runtime.Cluster, a.name, stderr)
+	if !ok {
+		return code
+	}
+	defer func() {
+		if c := release(); c != 0 && code == exitOK {
+			code = c
+		}
+	}()
 	out, err := r.Run(ctx)
 	defer r.Runtime.Out.Close()
 	if err != nil {
@@ -149,6 +159,7 @@ func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task,
 // the run's limits.
 type runFlags struct {
 	varFlags
+	leaseFlags
 	verbose, noProgress, sequential bool
 	// quiet is check's --quiet, which readRunArgs registers: the console
 	// prints only a line per task graded and draws nothing live. run and
@@ -160,6 +171,7 @@ type runFlags struct {
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
 	f.varFlags.register(fs)
+	f.leaseFlags.register(fs)
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print each step as it starts")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "plain lines even on a terminal")
 	fs.BoolVar(&f.sequential, "sequential", false, "run the branches of parallel steps one after another, in the order written")
@@ -175,6 +187,11 @@ func (f *runFlags) live(stdout io.Writer) bool {
 	return ok && !f.noProgress && console.IsTerminal(file)
 }
 
+// connect connects to the cluster the flags name, on its first call.
+func (f *runFlags) connect() func() (cluster.Cluster, error) {
+	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: f.kubeContext})
+}
+
 // runner makes the runner of plan in mode, its progress on stdout (live
 // on a terminal) and everything it keeps redacted through secrets.
 func (f *runFlags) runner(plan *runner.Plan, mode actions.Mode, stdout io.Writer, live bool, secrets *secret.Redactor) *runner.Runner {
@@ -182,7 +199,7 @@ func (f *runFlags) runner(plan *runner.Plan, mode actions.Mode, stdout io.Writer
 		Plan: plan,
 		Runtime: &actions.Runtime{
 			Mode:    mode,
-			Cluster: kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: f.kubeContext}),
+			Cluster: f.connect(),
 			BPFMaps: bpfmaps.Opener(),
 		},
 		Observer: console.New(stdout, live && !f.quiet, f.verbose, f.quiet),
