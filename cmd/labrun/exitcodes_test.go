@@ -105,7 +105,9 @@ steps:
 `), 0o644)
 	for _, mode := range []string{"run", "check"} {
 		var stdout, stderr bytes.Buffer
-		code := Main([]string{mode, "--no-progress", "--kubeconfig", kc, pb}, &stdout, &stderr)
+		// --no-lock: the server refuses every request, the Lease's too,
+		// and this is about a step's refusal
+		code := Main([]string{mode, "--no-progress", "--no-lock", "--kubeconfig", kc, pb}, &stdout, &stderr)
 		out := stdout.String()
 		if code != exitInvalid || !strings.Contains(out, "FAIL [1/1] pods (get)") || !strings.Contains(out, "[forbidden]") ||
 			!strings.Contains(out, "Forbidden (403)") || !strings.Contains(out, "denied: FAILED [forbidden]") {

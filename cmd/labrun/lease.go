@@ -74,6 +74,13 @@ func (f *leaseFlags) takeLease(ctx context.Context, plan *runner.Plan, connect f
 		},
 	}
 	held, err := locker.Lock(ctx, req)
+	var outage *cluster.TransientError
+	if errors.As(err, &outage) && ctx.Err() == nil {
+		// As the preflight does: the steps meet the outage, ride it out
+		// or report it as the cluster's.
+		fmt.Fprintf(stderr, "labrun %s: lease %s/%s not taken, the cluster did not answer (%s); the steps go on\n", name, ns, cluster.LeaseName, outage.Reason)
+		return release, 0, true
+	}
 	if err != nil {
 		return release, leaseFailed(ctx, err, name, stderr), false
 	}

@@ -48,10 +48,11 @@ steps:
 		asked  int
 		stderr string
 	}{
-		{"check", actions.Check, false, refuse, exitInvalid, false, 4,
+		// the steps' permissions and the 3 of the run's Lease
+		{"check", actions.Check, false, refuse, exitInvalid, false, 7,
 			"labrun check: the cluster refuses 1 of the permissions the steps need:\n  list nodes (cluster-wide), for nodes\n" +
 				"labrun rbac --mode check " + path + " prints the Roles that grant them.\n"},
-		{"run", actions.Solve, false, refuse, exitInvalid, false, 7,
+		{"run", actions.Solve, false, refuse, exitInvalid, false, 10,
 			"labrun run: the cluster refuses 2 of the permissions the steps need:\n  list nodes (cluster-wide), for nodes\n  patch configmaps (namespace default), for apply\n" +
 				"labrun rbac --mode run " + path + " prints the Roles that grant them.\n"},
 		{"skipped", actions.Check, true, refuse, 0, true, 0, ""},

@@ -127,8 +127,9 @@ func holderOf(r *resourcelock.LeaderElectionRecord) cluster.LeaseHolder {
 }
 
 // acquire tries until the Lease is ours, telling req.Waiting who holds
-// it meanwhile. A transient failure is asked again; when the timeout
-// passes during one, that failure is returned, else a LeaseBusyError.
+// it meanwhile. A transient failure before any holder was seen is
+// returned at once; after, it is asked again, and when the timeout passes
+// during one, that failure is returned, else a LeaseBusyError.
 func (l *leaser) acquire(ctx context.Context, req cluster.LockRequest) error {
 	retry, progress := cmpOr(req.Retry, time.Second), cmpOr(req.Progress, 10*time.Second)
 	start := time.Now()
@@ -143,7 +144,10 @@ func (l *leaser) acquire(ctx context.Context, req cluster.LockRequest) error {
 		switch {
 		case ok:
 			return nil
-		case err != nil && !errors.As(err, &outage):
+		case err != nil && (!errors.As(err, &outage) || last.Identity == ""):
+			// A cluster that does not answer the first question is the
+			// steps' to report (as for the preflight); once another
+			// run was seen holding the Lease, an outage is waited out.
 			return err
 		}
 		lastErr = err
