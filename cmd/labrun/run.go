@@ -176,7 +176,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noProgress, "no-progress", false, "plain lines even on a terminal")
 	fs.BoolVar(&f.sequential, "sequential", false, "run the branches of parallel steps one after another, in the order written")
 	fs.DurationVar(&f.timeout, "timeout", 0, "time limit for the steps of the whole run (e.g. 10m); finally steps still run after it")
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in a pod its service account, then /etc/rancher/k3s/k3s.yaml)")
 	fs.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default: its current context)")
 }
 
