@@ -144,4 +144,3 @@ func configMap(t *testing.T, ns, name string, data map[string]string) string {
 	}
 	return string(b)
 }
-
