@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"regexp"
 	"strconv"
@@ -31,14 +30,7 @@ func TestClassroomLab(t *testing.T) {
 		"apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n")
 	flags := []string{"--vars", "../../playbooks/classroom.testbed.yaml", "--set", "namespace=" + ns, "--set", "out=" + t.TempDir()}
 	const playbook = "../../playbooks/classroom.yaml"
-	run := func(args ...string) (int, string) {
-		var stdout, stderr bytes.Buffer
-		code := Main(args, &stdout, &stderr)
-		if code == 0 && args[0] == "rbac" {
-			return code, stdout.String()
-		}
-		return code, stdout.String() + stderr.String()
-	}
+	run := mainOutput
 	labrun := func(cmd string) (int, string) {
 		return run(append(append([]string{cmd, "--no-progress", "--kubeconfig", kc}, flags...), playbook)...)
 	}
