@@ -17,7 +17,7 @@ import (
 // one ends the run at once, exit 2, naming each with the steps that need
 // it; a preflight that cannot tell says why on stderr and lets the run
 // go on, whose steps meet what the preflight could not see.
-func preflight(ctx context.Context, r *runner.Runner, skip bool, stderr io.Writer) (code int, ok bool) {
+func preflight(ctx context.Context, r *runner.Runner, skip, noLock bool, stderr io.Writer) (code int, ok bool) {
 	if skip {
 		return 0, true
 	}
@@ -25,7 +25,7 @@ func preflight(ctx context.Context, r *runner.Runner, skip bool, stderr io.Write
 	if r.Runtime.Mode == actions.Check {
 		name, mode = "check", "check"
 	}
-	err := access.Preflight(ctx, r.Plan, r.Runtime.Mode, r.Runtime.Cluster)
+	err := access.PreflightWith(ctx, r.Plan, access.Options{Mode: r.Runtime.Mode, NoLock: noLock}, r.Runtime.Cluster)
 	var refused *access.Refused
 	switch {
 	case err == nil:

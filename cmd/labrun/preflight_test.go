@@ -48,10 +48,12 @@ steps:
 		asked  int
 		stderr string
 	}{
+		// the steps' permissions, and for run the 3 of its Lease (a
+		// check takes none)
 		{"check", actions.Check, false, refuse, exitInvalid, false, 4,
 			"labrun check: the cluster refuses 1 of the permissions the steps need:\n  list nodes (cluster-wide), for nodes\n" +
 				"labrun rbac --mode check " + path + " prints the Roles that grant them.\n"},
-		{"run", actions.Solve, false, refuse, exitInvalid, false, 7,
+		{"run", actions.Solve, false, refuse, exitInvalid, false, 10,
 			"labrun run: the cluster refuses 2 of the permissions the steps need:\n  list nodes (cluster-wide), for nodes\n  patch configmaps (namespace default), for apply\n" +
 				"labrun rbac --mode run " + path + " prints the Roles that grant them.\n"},
 		{"skipped", actions.Check, true, refuse, 0, true, 0, ""},
@@ -64,7 +66,7 @@ steps:
 			fake := &clustertest.Cluster{AllowFunc: c.allow}
 			r := &runner.Runner{Plan: plan, Runtime: &actions.Runtime{Mode: c.mode, Cluster: func() (cluster.Cluster, error) { return fake, nil }}}
 			var stderr bytes.Buffer
-			code, ok := preflight(context.Background(), r, c.skip, &stderr)
+			code, ok := preflight(context.Background(), r, c.skip, false, &stderr)
 			if code != c.code || ok != c.ok || stderr.String() != c.stderr {
 				t.Errorf("got %d %v\n%s\nwant %d %v\n%s", code, ok, stderr.String(), c.code, c.ok, c.stderr)
 			}

@@ -19,7 +19,9 @@ cluster: the kinds each step reads, watches, applies, scales, labels or
 deletes, the pods it execs in or reads the log of. With --mode check,
 only the steps labrun check runs (none that changes the system). Bind
 them to the account labrun runs as; run and check ask the API server
-for the same permissions before the first step.
+for the same permissions before the first step. They include get, create
+and update of leases where the run holds its Lease (the one namespace
+the steps stay in, else kube-system), unless --no-lock.
 
 A step whose kind or namespace is known only when it runs (it reads a
 step's result), or whose kind labrun's table does not know, is an error
@@ -36,6 +38,7 @@ func rbacCmd(args []string, stdout, stderr io.Writer) int {
 	vf.register(fs)
 	mode := fs.String("mode", "run", "the run the Roles are for: run (every step) or check (the steps labrun check runs)")
 	namespace := fs.String("namespace", "default", "the namespace of steps that name none (the kubeconfig context's)")
+	noLock := fs.Bool("no-lock", false, "for runs with --no-lock: no permission on leases")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -56,7 +59,7 @@ func rbacCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return printLoadError(stderr, err)
 	}
-	needs, err := access.Derive(plan, access.Options{Mode: m, Namespace: *namespace})
+	needs, err := access.Derive(plan, access.Options{Mode: m, Namespace: *namespace, NoLock: *noLock})
 	if err != nil {
 		return printLoadError(stderr, err)
 	}

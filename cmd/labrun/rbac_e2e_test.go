@@ -21,14 +21,18 @@ func TestCheckUnderDerivedRoles(t *testing.T) {
 	kc := kubetest.Kubeconfig(t)
 	out := t.TempDir()
 	solve(t, kc, out)
-	run := func(args ...string) (int, string) {
-		var stdout, stderr bytes.Buffer
-		code := Main(args, &stdout, &stderr)
-		if code == 0 && args[0] == "rbac" {
-			return code, stdout.String()
-		}
-		return code, stdout.String() + stderr.String()
-	}
-	kubetest.CheckUnderDerivedRoles(t, run, "../../playbooks/cca-datapath.yaml",
+	kubetest.CheckUnderDerivedRoles(t, mainOutput, "../../playbooks/cca-datapath.yaml",
 		"--vars", "../../playbooks/cca-datapath.testbed.yaml", "--set", "out="+out)
+}
+
+// mainOutput runs labrun in this process (a kubetest.Labrun): a
+// successful rbac's output is its stdout alone (the Roles), any other
+// run's is stdout and stderr.
+func mainOutput(args ...string) (int, string) {
+	var stdout, stderr bytes.Buffer
+	code := Main(args, &stdout, &stderr)
+	if code == 0 && args[0] == "rbac" {
+		return code, stdout.String()
+	}
+	return code, stdout.String() + stderr.String()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/labrun/labrun/cmd/labrun/internal/platform"
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/bpfmaps"
+	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/kube"
 	"github.com/labrun/labrun/internal/lang/syntax"
 	"github.com/labrun/labrun/internal/secret"
@@ -103,6 +104,9 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 	}
 	fs := newFlagSet(a.name, stderr, fmt.Sprintf("Usage: labrun %s PLAYBOOK [flags]\n\nFlags:\n", a.name))
 	a.register(fs)
+	if mode != actions.Check {
+		a.leaseFlags.register(fs)
+	}
 	var format string
 	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json or junit; repeatable")
 	fs.StringVar(&a.from, "from", "", "resume at this step, restoring earlier results from the journal in the output directory")
@@ -140,7 +144,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 // run runs plan in mode (grading only the tasks in only, when not nil), with
 // its progress on stdout, writes the reports asked for and returns the
 // exit code.
-func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task, stdout, stderr io.Writer) int {
+func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task, stdout, stderr io.Writer) (code int) {
 	// The run fills secrets with the values of secret variables and env
 	// names once it has read them; everything printed goes through it.
 	secrets := &secret.Redactor{}
@@ -152,10 +156,24 @@ func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task,
 	r.Only = only
 	r.From = a.from
 	r.EncodeResults = slices.ContainsFunc(a.reports, func(rq reportReq) bool { return rq.format == "json" })
-	if code, ok := preflight(ctx, r, a.noPreflight, stderr); !ok {
+	if code, ok := preflight(ctx, r, a.noPreflight, a.noLock, stderr); !ok {
 		a.notChecked(stdout, runner.ClassForbidden)
 		return code
 	}
+	// A check only reads: it takes no Lease, so that a Check button
+	// clicked while a solve runs answers at once and changes nothing.
+	release, code, ok := func() int { return 0 }, 0, true
+	if mode != actions.Check {
+		release, code, ok = a.takeLease(ctx, plan, r.Runtime.Cluster, a.name, stderr)
+	}
+	if !ok {
+		return code
+	}
+	defer func() {
+		if c := release(); c != 0 && code == exitOK {
+			code = c
+		}
+	}()
 	out, err := r.Run(ctx)
 	defer r.Runtime.Out.Close()
 	if err != nil {
@@ -178,6 +196,7 @@ func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task,
 // the run's limits.
 type runFlags struct {
 	varFlags
+	leaseFlags
 	verbose, noProgress, sequential bool
 	// quiet is check's --quiet, which readRunArgs registers: the console
 	// prints only a line per task graded and draws nothing live. run and
@@ -193,7 +212,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noProgress, "no-progress", false, "plain lines even on a terminal")
 	fs.BoolVar(&f.sequential, "sequential", false, "run the branches of parallel steps one after another, in the order written")
 	fs.DurationVar(&f.timeout, "timeout", 0, "time limit for the steps of the whole run (e.g. 10m); finally steps still run after it")
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in a pod its service account, then /etc/rancher/k3s/k3s.yaml)")
 	fs.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default: its current context)")
 }
 
@@ -204,6 +223,11 @@ func (f *runFlags) live(stdout io.Writer) bool {
 	return ok && !f.noProgress && console.IsTerminal(file)
 }
 
+// connect connects to the cluster the flags name, on its first call.
+func (f *runFlags) connect() func() (cluster.Cluster, error) {
+	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: f.kubeContext})
+}
+
 // runner makes the runner of plan in mode, its progress on stdout (live
 // on a terminal) and everything it keeps redacted through secrets.
 func (f *runFlags) runner(plan *runner.Plan, mode actions.Mode, stdout io.Writer, live bool, secrets *secret.Redactor) *runner.Runner {
@@ -211,7 +235,7 @@ func (f *runFlags) runner(plan *runner.Plan, mode actions.Mode, stdout io.Writer
 		Plan: plan,
 		Runtime: &actions.Runtime{
 			Mode:    mode,
-			Cluster: kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: f.kubeContext}),
+			Cluster: f.connect(),
 			BPFMaps: bpfmaps.Opener(),
 		},
 		Observer: console.New(stdout, live && !f.quiet, f.verbose, f.quiet),

@@ -18,10 +18,11 @@ import (
 // (labtest does all this). Exit 1 when any survives (a loose value
 // declared with its reason does not count) or a change fails without
 // naming the value.
-func testCmd(args []string, stdout, stderr io.Writer) int {
+func testCmd(args []string, stdout, stderr io.Writer) (code int) {
 	fs := newFlagSet("test", stderr, "Usage: labrun test PLAYBOOK [flags]\n\nSolves the lab, checks its files, then changes each value of each file in turn:\nevery change must fail the check, naming that value.\n\nFlags:\n")
 	var rf runFlags
 	rf.register(fs)
+	rf.leaseFlags.register(fs)
 	noSolve := fs.Bool("no-solve", false, "grade the files already in the output directory instead of solving the lab first")
 	protocol := fs.Bool("protocol", false, "first check every task on the lab untouched (a fresh cluster, an empty output directory): each must fail; then solve, check and change as without it")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -48,6 +49,17 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	stdout, stderr = secrets.Writer(stdout), secrets.Writer(stderr)
 	ctx, stop := interruptible(plan, stderr)
 	defer stop()
+	// One Lease for the solve, the check and every change graded: no
+	// other run may interleave with any of them.
+	release, code, ok := rf.takeLease(ctx, plan, rf.connect(), "test", stderr)
+	if !ok {
+		return code
+	}
+	defer func() {
+		if c := release(); c != 0 && code == exitOK {
+			code = c
+		}
+	}()
 
 	t := &labtest.Test{
 		Plan:     plan,

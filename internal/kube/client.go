@@ -54,11 +54,18 @@ type ConnectOptions struct {
 	UserAgent string `json:"userAgent"`
 
 	// env, home and k3s replace the process environment and the k3s path
-	// in tests.
-	env  func(string) string
-	home string
-	k3s  string
+	// in tests; inCluster and serviceAccountDir replace
+	// rest.InClusterConfig and where it reads the pod's service account.
+	env               func(string) string
+	home              string
+	k3s               string
+	inCluster         func() (*rest.Config, error)
+	serviceAccountDir string
 }
+
+// ServiceAccountDir is where Kubernetes mounts a pod's service account:
+// its token, the cluster's CA and its namespace.
+const ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // Client is a connection to one cluster. It is safe for concurrent use and
 // meant to live for a whole lab run: it holds the HTTP/2 transport, the
@@ -132,7 +139,10 @@ func (c *Client) ServerVersion(ctx context.Context) (string, error) {
 //  2. the KUBECONFIG environment variable, a list of files merged the way
 //     kubectl merges them;
 //  3. ~/.kube/config;
-//  4. /etc/rancher/k3s/k3s.yaml (k3s's admin kubeconfig).
+//  4. in a pod (KUBERNETES_SERVICE_HOST set, a service account mounted):
+//     the pod's service account, with rest.InClusterConfig, in its
+//     namespace;
+//  5. /etc/rancher/k3s/k3s.yaml (k3s's admin kubeconfig).
 //
 // An explicit flag or KUBECONFIG is a deliberate choice: if it does not work
 // Connect fails instead of silently falling back to another cluster. The two
@@ -154,7 +164,13 @@ func Connect(opts ConnectOptions) (*Client, error) {
 		k3s = K3sKubeconfig
 	}
 	for _, src := range kubeconfigSources(opts.Kubeconfig, getenv("KUBECONFIG"), home, k3s) {
-		c, err := connectSource(src, opts)
+		var c *Client
+		var err error
+		if src.inCluster {
+			c, err = connectInCluster(src, opts, getenv)
+		} else {
+			c, err = connectSource(src, opts)
+		}
 		if err == nil {
 			return c, nil
 		}
@@ -205,6 +221,8 @@ type kubeconfigSource struct {
 	label    string   // how the place is named in messages
 	files    []string // merged in order, as kubectl merges KUBECONFIG
 	explicit bool     // chosen by the user: no fallback past it
+	// inCluster: the pod's service account, not a kubeconfig file.
+	inCluster bool
 }
 
 // kubeconfigSources lists the places to look, in precedence order.
@@ -229,8 +247,40 @@ func kubeconfigSources(flag, env, home, k3s string) []kubeconfigSource {
 	} else {
 		srcs = append(srcs, kubeconfigSource{label: "~/.kube/config (no home directory)"})
 	}
+	srcs = append(srcs, kubeconfigSource{label: "in-cluster (the pod's service account)", inCluster: true})
 	srcs = append(srcs, kubeconfigSource{label: k3s + " (k3s default)", files: []string{k3s}})
 	return srcs
+}
+
+// connectInCluster builds a Client from the service account Kubernetes
+// mounts into a pod (rest.InClusterConfig: the API server from
+// KUBERNETES_SERVICE_HOST and _PORT, the token, re-read as it rotates,
+// and the cluster's CA), in the pod's own namespace.
+func connectInCluster(src kubeconfigSource, opts ConnectOptions, getenv func(string) string) (*Client, error) {
+	if getenv("KUBERNETES_SERVICE_HOST") == "" {
+		return nil, errors.New("not in a pod (KUBERNETES_SERVICE_HOST is not set)")
+	}
+	load, dir := opts.inCluster, opts.serviceAccountDir
+	if load == nil {
+		load = rest.InClusterConfig
+	}
+	if dir == "" {
+		dir = ServiceAccountDir
+	}
+	config, err := load()
+	if err != nil {
+		return nil, errors.New(Redact(err.Error()))
+	}
+	ns := "default"
+	if b, err := os.ReadFile(filepath.Join(dir, "namespace")); err == nil && strings.TrimSpace(string(b)) != "" {
+		ns = strings.TrimSpace(string(b))
+	}
+	c, err := newClient(config, opts, []string{config.BearerToken})
+	if err != nil {
+		return nil, errors.New(redactWith(err.Error(), []string{config.BearerToken}))
+	}
+	c.Source, c.Context, c.Namespace = src.label, "in-cluster", ns
+	return c, nil
 }
 
 func expandHome(p, home string) string {

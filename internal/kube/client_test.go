@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/rest"
 )
 
 // secretToken is the credential the kubeconfig tests use; no error may
@@ -187,5 +189,54 @@ func TestConnectNoContexts(t *testing.T) {
 	_, err := Connect(ConnectOptions{Kubeconfig: empty, env: envFunc(nil)})
 	if err == nil || !strings.Contains(err.Error(), "no contexts defined") {
 		t.Fatalf("got %v, want an error saying there are no contexts", err)
+	}
+}
+
+// In a pod with no kubeconfig, labrun connects as the pod's service
+// account (rest.InClusterConfig, replaced here: it reads fixed paths), in
+// the namespace mounted beside the token; a kubeconfig of the user's
+// still wins, an explicit one never falls back to it, and outside a pod
+// it is named among the places looked at.
+func TestConnectInCluster(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	sa := filepath.Join(dir, "serviceaccount")
+	if err := os.MkdirAll(sa, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sa, "namespace"), []byte("student-07"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inCluster := func() (*rest.Config, error) {
+		return &rest.Config{Host: "https://10.43.0.1:443", BearerToken: secretToken}, nil
+	}
+	inPod := envFunc(map[string]string{"KUBERNETES_SERVICE_HOST": "10.43.0.1"})
+	connect := func(flag string, env func(string) string) (*Client, error) {
+		return Connect(ConnectOptions{Kubeconfig: flag, env: env, home: home, k3s: filepath.Join(dir, "nok3s.yaml"),
+			inCluster: inCluster, serviceAccountDir: sa})
+	}
+
+	c, err := connect("", inPod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Host != "https://10.43.0.1:443" || c.Namespace != "student-07" || !strings.Contains(c.Source, "in-cluster") {
+		t.Errorf("in a pod: host %s, namespace %s, source %s; want the service account's", c.Host, c.Namespace, c.Source)
+	}
+	if strings.Contains(fmt.Sprintf("%#v %s", c, c), secretToken) {
+		t.Error("printing the in-cluster client leaks the token")
+	}
+
+	if _, err := connect(filepath.Join(dir, "missing.yaml"), inPod); err == nil || strings.Contains(err.Error(), "in-cluster") {
+		t.Errorf("an explicit kubeconfig fell back to the service account: %v", err)
+	}
+	_, err = connect("", envFunc(nil))
+	if err == nil || !strings.Contains(err.Error(), "in-cluster (the pod's service account): not in a pod (KUBERNETES_SERVICE_HOST is not set)") {
+		t.Errorf("outside a pod: %v; want the in-cluster place named with why", err)
+	}
+
+	writeKubeconfig(t, filepath.Join(home, ".kube", "config"), "https://home.example:6443", "home", "home")
+	if c, err := connect("", inPod); err != nil || c.Host != "https://home.example:6443" {
+		t.Errorf("with ~/.kube/config in a pod: %v, %v; want ~/.kube/config to win", c, err)
 	}
 }

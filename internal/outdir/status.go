@@ -62,7 +62,7 @@ func (d *Dir) StartRun(playbook, from string) error {
 		// A fresh run starts anew whatever an earlier one left.
 		prev = nil
 	}
-	st := &RunStatus{RunID: newRunID(time.Now()), Playbook: playbook, Status: RunRunning, From: from, Started: time.Now().UTC(), Files: []string{}}
+	st := &RunStatus{RunID: NewRunID(time.Now()), Playbook: playbook, Status: RunRunning, From: from, Started: time.Now().UTC(), Files: []string{}}
 	if prev != nil {
 		if from != "" {
 			st.Files = append(st.Files, prev.Files...)
@@ -178,8 +178,8 @@ func (st *RunStatus) Stale() string {
 	return ""
 }
 
-// newRunID names a run by its start and 8 random hexadecimal digits.
-func newRunID(t time.Time) string {
+// NewRunID names a run by its start and 8 random hexadecimal digits.
+func NewRunID(t time.Time) string {
 	var b [4]byte
 	rand.Read(b[:])
 	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])

@@ -47,6 +47,9 @@ type Options struct {
 	// Getenv gives the values of the env names the playbook reads; nil
 	// is os.Getenv.
 	Getenv func(string) string
+	// NoLock: the run takes no Lease on its target (--no-lock), so it
+	// needs no permission on leases.
+	NoLock bool
 }
 
 // Derive lists the permissions the steps of p that run in opts.Mode
@@ -55,7 +58,64 @@ type Options struct {
 // kind the table does not know, is an error at that value in the
 // playbook (or in the manifest file); every step's are returned
 // together.
+//
+// Unless opts.NoLock, a run (not a check, which only reads and takes
+// none) that calls the cluster also needs to hold its Lease
+// (LeaseNamespace): get, create and update of leases, for the "step"
+// LeaseStep.
 func Derive(p *runner.Plan, opts Options) ([]Need, error) {
+	needs, err := deriveSteps(p, opts)
+	if err != nil || opts.NoLock || opts.Mode == actions.Check || len(needs) == 0 {
+		return needs, err
+	}
+	ns, err := LeaseNamespace(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range cluster.LeaseAccess(ns) {
+		needs = append(needs, Need{Access: a, Steps: []string{LeaseStep}})
+	}
+	needs = foldIntoClusterWide(needs)
+	slices.SortStableFunc(needs, func(a, b Need) int { return compareAccess(a.Access, b.Access) })
+	return needs, nil
+}
+
+// LeaseStep names, among the steps that need a permission, the run's
+// holding of its Lease.
+const LeaseStep = "the run's lease"
+
+// LeaseNamespace is where a run of p holds its Lease (cluster.LeaseName):
+// the one namespace of a lab whose steps, in labrun run and in labrun
+// check alike, ask for nothing outside it (a learner's namespace, where
+// the fleet grades each learner apart), else cluster.ClusterLeaseNamespace
+// for the whole cluster. Both modes count, so that a solve and a check
+// of one target take the same Lease. "" when the plan calls no cluster.
+func LeaseNamespace(p *runner.Plan, opts Options) (string, error) {
+	seen := map[string]bool{}
+	for _, mode := range []actions.Mode{actions.Solve, actions.Check} {
+		o := opts
+		o.Mode = mode
+		needs, err := deriveSteps(p, o)
+		if err != nil {
+			return "", err
+		}
+		for _, n := range needs {
+			seen[n.Namespace] = true
+		}
+	}
+	switch {
+	case len(seen) == 0:
+		return "", nil
+	case len(seen) == 1 && !seen[""]:
+		for ns := range seen {
+			return ns, nil
+		}
+	}
+	return cluster.ClusterLeaseNamespace, nil
+}
+
+// deriveSteps is Derive without the run's Lease: what the steps ask.
+func deriveSteps(p *runner.Plan, opts Options) ([]Need, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv

@@ -37,10 +37,10 @@ func load(t *testing.T, steps string, files map[string]string) *runner.Plan {
 }
 
 // derive is what the steps need in mode, one permission a line, the
-// default namespace "home".
+// default namespace "home"; the run's Lease is TestLeaseNeeds's.
 func derive(t *testing.T, steps string, mode actions.Mode, files map[string]string) string {
 	t.Helper()
-	needs, err := Derive(load(t, steps, files), Options{Mode: mode, Namespace: "home"})
+	needs, err := Derive(load(t, steps, files), Options{Mode: mode, Namespace: "home", NoLock: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,14 +40,21 @@ func (e *Refused) Error() string {
 // other error means the preflight could not tell (a kind is not in the
 // table, the API server refused the question); the run may go on.
 func Preflight(ctx context.Context, p *runner.Plan, mode actions.Mode, connect func() (cluster.Cluster, error)) error {
-	if connect == nil || !CallsCluster(p, mode) {
+	return PreflightWith(ctx, p, Options{Mode: mode}, connect)
+}
+
+// PreflightWith is Preflight for the run opts say (its Mode, and NoLock
+// when it holds no Lease); the namespace is the connection's.
+func PreflightWith(ctx context.Context, p *runner.Plan, opts Options, connect func() (cluster.Cluster, error)) error {
+	if connect == nil || !CallsCluster(p, opts.Mode) {
 		return nil
 	}
 	c, err := connect()
 	if err != nil {
 		return nil
 	}
-	needs, err := Derive(p, Options{Mode: mode, Namespace: c.DefaultNamespace()})
+	opts.Namespace = c.DefaultNamespace()
+	needs, err := Derive(p, opts)
 	if err != nil {
 		return fmt.Errorf("the permissions the steps need are unknown: %w", err)
 	}

@@ -45,17 +45,25 @@ func TestPreflight(t *testing.T) {
 		refuse []string
 		asked  int
 		want   string
+
+		noLock bool
 	}{
-		{"all allowed", actions.Check, nil, 5, ""},
+		// check: the 5 permissions of its steps, and no Lease; run: 8
+		// of its steps, 3 of its Lease (in kube-system: the steps read
+		// over the cluster)
+		{"all allowed", actions.Check, nil, 5, "", false},
 		{"check refused", actions.Check, []string{"list nodes (cluster-wide)", "create pods/exec (namespace lab)", "patch configmaps (namespace mine)"}, 5,
-			"the cluster refuses 2 of the permissions the steps need:\n  list nodes (cluster-wide), for nodes\n  create pods/exec (namespace lab), for shell"},
-		{"run refused", actions.Solve, []string{"patch configmaps (namespace mine)"}, 8,
-			"the cluster refuses 1 of the permissions the steps need:\n  patch configmaps (namespace mine), for apply"},
+			"the cluster refuses 2 of the permissions the steps need:\n  list nodes (cluster-wide), for nodes\n  create pods/exec (namespace lab), for shell", false},
+		{"run refused", actions.Solve, []string{"patch configmaps (namespace mine)"}, 11,
+			"the cluster refuses 1 of the permissions the steps need:\n  patch configmaps (namespace mine), for apply", false},
+		{"lease refused", actions.Solve, []string{"update leases.coordination.k8s.io (namespace kube-system)"}, 11,
+			"the cluster refuses 1 of the permissions the steps need:\n  update leases.coordination.k8s.io (namespace kube-system), for the run's lease", false},
+		{"no lock", actions.Solve, []string{"update leases.coordination.k8s.io (namespace kube-system)"}, 8, "", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			asked = nil
 			fake := &clustertest.Cluster{Namespace: "mine", AllowFunc: allow(c.refuse...)}
-			err := Preflight(context.Background(), plan, c.mode, func() (cluster.Cluster, error) { return fake, nil })
+			err := PreflightWith(context.Background(), plan, Options{Mode: c.mode, NoLock: c.noLock}, func() (cluster.Cluster, error) { return fake, nil })
 			got := ""
 			if err != nil {
 				got = err.Error()

@@ -13,6 +13,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -34,7 +35,8 @@ type Labrun func(args ...string) (code int, output string)
 // it takes each permission away in turn: the preflight refuses at once
 // (exit 2) naming it, and the test logs how long that took; without the
 // preflight the check fails with a step refused as forbidden (exit 2):
-// every permission is needed. flags are the playbook's (--vars, --set
+// every permission is needed (without create of leases, the run's Lease
+// is deleted before: a target's first run creates it). flags are the playbook's (--vars, --set
 // out=...).
 func CheckUnderDerivedRoles(t *testing.T, run Labrun, playbook string, flags ...string) {
 	ns := NamespaceName("e2e-rbac")
@@ -66,6 +68,11 @@ func CheckUnderDerivedRoles(t *testing.T, run Labrun, playbook string, flags ...
 			// How fast is measured, not asserted: tests hold no timing.
 			t.Logf("the preflight named %s in %s (the whole labrun check process)", p, took.Round(time.Millisecond))
 			// A step the API server refuses fails as forbidden, exit 2.
+			// Without create, the run's Lease is made anew, as on a
+			// target's first run: only that one creates it.
+			if p.Resource == cluster.Leases.Resource && p.Verb == "create" {
+				acct.deleteLease(ctx, t)
+			}
 			if code, out, _ := check("--no-preflight"); code != 2 || !strings.Contains(out, "[forbidden]") {
 				t.Errorf("without %s and without the preflight the check exited %d, want 2 with a step failed as [forbidden]: the permission is not needed\n%s", p, code, out)
 			}
@@ -184,13 +191,16 @@ func (a *roleAccount) permissions() []cluster.Access {
 // without takes p away from the account until restore, and waits until
 // the API server refuses it (and, after restore, allows it again).
 func (a *roleAccount) without(ctx context.Context, t *testing.T, p cluster.Access) (restore func()) {
-	rules, update := a.cluster.Rules, func(rules []rbacv1.PolicyRule) error {
-		r := a.cluster.DeepCopy()
-		r.Rules = rules
-		_, err := a.cs.RbacV1().ClusterRoles().Update(ctx, r, metav1.UpdateOptions{})
-		return err
-	}
-	if p.Namespace != "" {
+	var rules []rbacv1.PolicyRule
+	var update func([]rbacv1.PolicyRule) error
+	if p.Namespace == "" { // a.cluster is nil when the Roles hold no ClusterRole, and then so is p
+		rules, update = a.cluster.Rules, func(rules []rbacv1.PolicyRule) error {
+			r := a.cluster.DeepCopy()
+			r.Rules = rules
+			_, err := a.cs.RbacV1().ClusterRoles().Update(ctx, r, metav1.UpdateOptions{})
+			return err
+		}
+	} else {
 		i := slices.IndexFunc(a.roles, func(r *rbacv1.Role) bool { return r.Namespace == p.Namespace })
 		role := a.roles[i]
 		rules, update = role.Rules, func(rules []rbacv1.PolicyRule) error {
@@ -205,6 +215,20 @@ func (a *roleAccount) without(ctx context.Context, t *testing.T, p cluster.Acces
 	return func() {
 		must(t, update(rules))
 		a.await(ctx, t, p, true)
+	}
+}
+
+// deleteLease deletes the run's Lease (cluster.LeaseName) wherever the
+// Roles grant leases, as the cluster's admin.
+func (a *roleAccount) deleteLease(ctx context.Context, t *testing.T) {
+	for _, p := range a.permissions() {
+		if p.Resource != cluster.Leases.Resource || p.Verb != "create" {
+			continue // one permission of each namespace's leases
+		}
+		err := a.cs.CoordinationV1().Leases(p.Namespace).Delete(ctx, cluster.LeaseName, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
 	}
 }
 
