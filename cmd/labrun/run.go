@@ -16,6 +16,7 @@ import (
 	"github.com/labrun/labrun/cmd/labrun/internal/console"
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/bpfmaps"
+	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/kube"
 	"github.com/labrun/labrun/internal/lang/syntax"
 	"github.com/labrun/labrun/internal/secret"
@@ -31,6 +32,9 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 	a, code, ok := readRunArgs(args, mode, stderr)
 	if !ok {
 		return code
+	}
+	if a.targets.file != "" {
+		return a.checkTargets(stdout, stderr)
 	}
 	if mode == actions.Check && os.Getenv("GOGC") == "" {
 		// A check lives for a fraction of a second on every click of a
@@ -69,6 +73,7 @@ type runArgs struct {
 	noPreflight bool
 	tasks       []string // check's --task: the tasks to grade
 	upto        string   // check's --upto: grade the tasks up to this one
+	targets     targetFlags
 }
 
 // reportReq is one --report: a report's format and the file it goes to.
@@ -91,24 +96,38 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 		fs.StringArrayVar(&a.tasks, "task", nil, "grade only this task of the lab: its number or id; repeatable (other tasks are not graded)")
 		fs.StringVar(&a.upto, "upto", "", "grade the lab's tasks 1 to this one (its number or id)")
 		fs.BoolVarP(&a.quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
+		a.targets.register(fs)
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return a, code, false
+	}
+	if msg := a.targets.conflicts(&a); msg != "" {
+		fmt.Fprintf(stderr, "labrun %s: %s\n", a.name, msg)
+		return a, exitInvalid, false
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "labrun %s: expected exactly one playbook, got %d\n", a.name, fs.NArg())
 		return a, exitInvalid, false
 	}
 	a.playbook = fs.Arg(0)
-	for _, r := range *reports {
-		format, path, ok := strings.Cut(r, "=")
-		if !ok || path == "" || (format != "json" && format != "junit") {
-			fmt.Fprintf(stderr, "labrun %s: --report %q: expected json=FILE or junit=FILE\n", a.name, r)
-			return a, exitInvalid, false
-		}
-		a.reports = append(a.reports, reportReq{format, path})
+	if a.reports, ok = readReports(*reports, a.name, stderr); !ok {
+		return a, exitInvalid, false
 	}
 	return a, 0, true
+}
+
+// readReports reads the --report flags of command name.
+func readReports(flags []string, name string, stderr io.Writer) ([]reportReq, bool) {
+	var out []reportReq
+	for _, r := range flags {
+		format, path, ok := strings.Cut(r, "=")
+		if !ok || path == "" || (format != "json" && format != "junit") {
+			fmt.Fprintf(stderr, "labrun %s: --report %q: expected json=FILE or junit=FILE\n", name, r)
+			return nil, false
+		}
+		out = append(out, reportReq{format, path})
+	}
+	return out, true
 }
 
 // run runs plan in mode (grading only the tasks in only, when not nil), with
@@ -168,6 +187,13 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default: its current context)")
 }
 
+// connect connects to the cluster of the kubeconfig's context (its
+// current one when empty) on its first call, and returns the same
+// connection after.
+func (f *runFlags) connect(context string) func() (cluster.Cluster, error) {
+	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: context})
+}
+
 // live says whether progress on stdout is drawn live: on a terminal,
 // unless --no-progress.
 func (f *runFlags) live(stdout io.Writer) bool {
@@ -182,7 +208,7 @@ func (f *runFlags) runner(plan *runner.Plan, mode actions.Mode, stdout io.Writer
 		Plan: plan,
 		Runtime: &actions.Runtime{
 			Mode:    mode,
-			Cluster: kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: f.kubeContext}),
+			Cluster: f.connect(f.kubeContext),
 			BPFMaps: bpfmaps.Opener(),
 		},
 		Observer: console.New(stdout, live && !f.quiet, f.verbose, f.quiet),
