@@ -178,7 +178,7 @@ func collectJob(ctx context.Context, c cluster.Cluster, namespace, name string, 
 	if wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
-		last := ""
+		last := "no job of that name yet"
 		jobs, err = c.Wait(wctx, q, func(objs []map[string]any) (bool, error) {
 			return len(objs) > 0 && fleet.State(objs[0]).Finished != "", nil
 		}, func(objs []map[string]any) {
