@@ -101,7 +101,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return a, code, false
 	}
-	if msg := a.targets.conflicts(&a); msg != "" {
+	if msg := a.targets.conflicts(&a); mode == actions.Check && msg != "" {
 		fmt.Fprintf(stderr, "labrun %s: %s\n", a.name, msg)
 		return a, exitInvalid, false
 	}

@@ -137,6 +137,7 @@ func readTarget(path string, n *yaml.Node, errs *diag.List) Target {
 		return t
 	}
 	keys := []string{"name", "namespace", "context", "set"}
+	before := len(*errs)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Value == "set" {
@@ -160,7 +161,7 @@ func readTarget(path string, n *yaml.Node, errs *diag.List) Target {
 			t.Context = v.Value
 		}
 	}
-	if (t.Namespace == "") == (t.Context == "") {
+	if (t.Namespace == "") == (t.Context == "") && len(*errs) == before {
 		errs.Add(t.Pos, "a target names exactly one of namespace: or context:")
 	}
 	t.Name = cmp.Or(t.Name, t.Namespace, t.Context)
