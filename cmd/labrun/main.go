@@ -38,6 +38,7 @@ Usage:
   labrun test PLAYBOOK [flags]      prove the grader: solve, check, then change each value of each file; each change must fail
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
   labrun rbac PLAYBOOK [flags]      print the Roles granting the Kubernetes permissions the playbook needs
+  labrun fleet render|collect ...   grade a class as one Indexed Job: print the Job, merge its results
   labrun eval PLAYBOOK EXPR...      evaluate expressions on the results a run left in the journal
   labrun schema [--install DIR]     print the playbook JSON Schema, or install it for editors
   labrun actions [NAME]             list actions (what a step changes, spec fields, result) and functions
@@ -73,6 +74,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return validateCmd(rest, stdout, stderr)
 	case "rbac":
 		return rbacCmd(rest, stdout, stderr)
+	case "fleet":
+		return fleetCmd(rest, stdout, stderr)
 	case "eval":
 		return evalCmd(rest, stdout, stderr)
 	case "schema":
@@ -92,7 +95,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if strings.HasPrefix(cmd, "-") || strings.HasSuffix(cmd, ".yaml") || strings.HasSuffix(cmd, ".yml") || fileExists(cmd) {
 		return runCmd(args, actions.Solve, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "test", "validate", "rbac", "eval", "schema", "actions", "types", "parse", "version"}), usage)
+	fmt.Fprintf(stderr, "labrun: unknown command %q%s\n\n%s", cmd, diag.DidYouMean(cmd, []string{"run", "check", "test", "validate", "rbac", "fleet", "eval", "schema", "actions", "types", "parse", "version"}), usage)
 	return exitInvalid
 }
 

@@ -37,6 +37,9 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
+	if a.targets.file != "" {
+		return a.checkTargets(stdout, stderr)
+	}
 	if mode == actions.Check && os.Getenv("GOGC") == "" {
 		// A check lives for a fraction of a second on every click of a
 		// Check button, and most of what it allocates (the results it
@@ -90,6 +93,7 @@ type runArgs struct {
 	// rerunFailed is check's --rerun-failed: the JSON report of an
 	// earlier check, whose failed tasks are graded (rerun.go).
 	rerunFailed string
+	targets     targetFlags
 }
 
 // reportReq is one --report: a report's format and the file it goes to.
@@ -118,6 +122,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 		fs.StringVar(&a.rerunFailed, "rerun-failed", "", "grade only the tasks that failed in `REPORT`, the JSON report of an earlier check of the same playbook (with --task or --upto: those of them that failed)")
 		fs.BoolVarP(&a.quiet, "quiet", "q", false, "print only the result: one line per task graded (PASS:, FAIL: with the first reason, TODO: not started), for lab platforms' check scripts")
 		fs.StringVar(&format, "format", "", "print only the verdict, as the check script of lab platform `PLATFORM` must print it: "+strings.Join(platform.Names(), ", ")+" (docs/platforms.md)")
+		a.targets.register(fs)
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return a, code, false
@@ -125,20 +130,33 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 	if code, ok := a.setFormat(format, stderr); !ok {
 		return a, code, false
 	}
+	if msg := a.targets.conflicts(&a); mode == actions.Check && msg != "" {
+		fmt.Fprintf(stderr, "labrun %s: %s\n", a.name, msg)
+		return a, exitInvalid, false
+	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "labrun %s: expected exactly one playbook, got %d\n", a.name, fs.NArg())
 		return a, exitInvalid, false
 	}
 	a.playbook = fs.Arg(0)
-	for _, r := range *reports {
-		format, path, ok := strings.Cut(r, "=")
-		if !ok || path == "" || (format != "json" && format != "junit") {
-			fmt.Fprintf(stderr, "labrun %s: --report %q: expected json=FILE or junit=FILE\n", a.name, r)
-			return a, exitInvalid, false
-		}
-		a.reports = append(a.reports, reportReq{format, path})
+	if a.reports, ok = readReports(*reports, a.name, stderr); !ok {
+		return a, exitInvalid, false
 	}
 	return a, 0, true
+}
+
+// readReports reads the --report flags of command name.
+func readReports(flags []string, name string, stderr io.Writer) ([]reportReq, bool) {
+	var out []reportReq
+	for _, r := range flags {
+		format, path, ok := strings.Cut(r, "=")
+		if !ok || path == "" || (format != "json" && format != "junit") {
+			fmt.Fprintf(stderr, "labrun %s: --report %q: expected json=FILE or junit=FILE\n", name, r)
+			return nil, false
+		}
+		out = append(out, reportReq{format, path})
+	}
+	return out, true
 }
 
 // run runs plan in mode (grading only the tasks in only, when not nil), with
@@ -216,16 +234,18 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default: its current context)")
 }
 
+// connect connects to the cluster of the kubeconfig's context (its
+// current one when empty) on its first call, and returns the same
+// connection after.
+func (f *runFlags) connect(context string) func() (cluster.Cluster, error) {
+	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: context})
+}
+
 // live says whether progress on stdout is drawn live: on a terminal,
 // unless --no-progress.
 func (f *runFlags) live(stdout io.Writer) bool {
 	file, ok := stdout.(*os.File)
 	return ok && !f.noProgress && console.IsTerminal(file)
-}
-
-// connect connects to the cluster the flags name, on its first call.
-func (f *runFlags) connect() func() (cluster.Cluster, error) {
-	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: f.kubeContext})
 }
 
 // runner makes the runner of plan in mode, its progress on stdout (live
@@ -235,7 +255,7 @@ func (f *runFlags) runner(plan *runner.Plan, mode actions.Mode, stdout io.Writer
 		Plan: plan,
 		Runtime: &actions.Runtime{
 			Mode:    mode,
-			Cluster: f.connect(),
+			Cluster: f.connect(f.kubeContext),
 			BPFMaps: bpfmaps.Opener(),
 		},
 		Observer: console.New(stdout, live && !f.quiet, f.verbose, f.quiet),

@@ -18,6 +18,7 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/schemacheck"
 	"github.com/labrun/labrun/runner"
+	"github.com/labrun/labrun/runner/fleet"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of script tests")
@@ -252,6 +253,9 @@ func reportFiles(args []string, work string) map[string]string {
 			v, ok = args[i+1], true
 		}
 		if format, path, found := strings.Cut(v, "="); ok && found {
+			if format == "json" && slices.Contains(args, "--targets") {
+				format = "jsonl" // a line per target
+			}
 			if rel, err := filepath.Rel(work, path); err == nil && !strings.HasPrefix(rel, "..") {
 				files[rel] = format
 			}
@@ -287,6 +291,12 @@ func checkReports(t *testing.T, work string, reports map[string]string) {
 			continue // a run that failed before writing it; the goldens say so
 		}
 		switch format {
+		case "jsonl":
+			for line := range strings.Lines(string(data)) {
+				if _, err := fleet.ParseLine([]byte(line)); err != nil {
+					t.Errorf("%s: %v: %s", name, err, line)
+				}
+			}
 		case "json":
 			schema, err := schemacheck.Load("../../schemas/report.schema.json")
 			if err != nil {

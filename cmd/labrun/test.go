@@ -51,7 +51,7 @@ func testCmd(args []string, stdout, stderr io.Writer) (code int) {
 	defer stop()
 	// One Lease for the solve, the check and every change graded: no
 	// other run may interleave with any of them.
-	release, code, ok := rf.takeLease(ctx, plan, rf.connect(), "test", stderr)
+	release, code, ok := rf.takeLease(ctx, plan, rf.connect(rf.kubeContext), "test", stderr)
 	if !ok {
 		return code
 	}

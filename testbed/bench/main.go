@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -44,6 +45,11 @@ type config struct {
 	results    string
 	only       string
 	polls      int // the poll section's checks; 0: 600 (ten minutes) in a run of 5 or more, else 20 per run
+	// classSize and image: the class section's learners, and labrun's
+	// image its Job runs.
+	classSize     int
+	classParallel []int
+	image         string
 }
 
 // section is one group of measurements.
@@ -68,11 +74,12 @@ var sections = []section{
 	{"bpf", "conntrack BPF map dump", benchBPF},
 	{"http", "HTTP requests a lab makes, and the agent's API", benchHTTP},
 	{"growth", "validate, conntrack parse, map read and check at x1, x10, x100", benchGrowth},
+	{"class", "a class of learner namespaces graded as one Indexed Job and with check --targets, parallelism 1, 4 and 20, vs a bash loop of kubectl", benchClass},
 }
 
 // runOrder runs the measurements that need a quiet machine first; the lab
 // runs last, since its pods keep starting and stopping for a while.
-var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "exec", "wait", "check", "poll", "lab", "services-lab", "identity-lab"}
+var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "exec", "wait", "check", "poll", "class", "lab", "services-lab", "identity-lab"}
 
 // bench is the state the sections share.
 type bench struct {
@@ -94,7 +101,18 @@ func main() {
 	flag.StringVar(&c.results, "results", "testbed/bench/results.json", "where to write the results as JSON")
 	flag.IntVar(&c.polls, "polls", 0, "checks the poll section makes, one a second (default 600, ten minutes, with -n 5 or more; 20 per run otherwise)")
 	flag.StringVar(&c.only, "only", "", "comma-separated sections to run (default all): "+sectionNames())
+	flag.IntVar(&c.classSize, "class-size", 200, "learner namespaces of the class section")
+	flag.StringVar(&c.image, "image", "labrun.local/labrun:latest", "labrun's image the class section's Job runs (make image, testbed/lib/labrun-image.sh)")
+	parallel := flag.String("class-parallel", "1,4,20", "the parallelisms the class section grades with, comma-separated")
 	flag.Parse()
+	for _, p := range strings.Split(*parallel, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 1 {
+			fmt.Fprintf(os.Stderr, "bench: -class-parallel %q: expected whole numbers of at least 1\n", *parallel)
+			os.Exit(2)
+		}
+		c.classParallel = append(c.classParallel, v)
+	}
 	if c.n < 1 || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)

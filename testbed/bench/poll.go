@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,13 +120,12 @@ func pollRows(times, bash []time.Duration, kinds []string, changes []string) []R
 // percentile is the p-th percentile of ds in milliseconds (nearest
 // rank).
 func percentile(ds []time.Duration, p float64) float64 {
-	if len(ds) == 0 {
-		return 0
+	s := make([]float64, len(ds))
+	for i, d := range ds {
+		s[i] = ms(d)
 	}
-	s := slices.Clone(ds)
 	slices.Sort(s)
-	i := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return ms(s[max(i, 0)])
+	return nearestRank(s, p)
 }
 
 // audit watches the kinds the playbook could change and keeps every

@@ -1,0 +1,121 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/labrun/labrun/runner"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReadTargets(t *testing.T) {
+	p := writeFile(t, "t.yaml", "var: ns\ntargets:\n  - namespace: a\n  - {namespace: b, set: [x=1]}\n  - {context: kind-c, name: carol}\n")
+	ts, err := ReadTargets(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.Var != "ns" || len(ts.List) != 3 || ts.List[2].Name != "carol" || ts.List[1].Name != "b" {
+		t.Fatalf("got %+v", ts)
+	}
+	o := ts.Options(ts.List[1], runner.Options{Set: []string{"y=2"}})
+	if strings.Join(o.Set, " ") != "y=2 ns=b x=1" {
+		t.Errorf("options of b: %v", o.Set)
+	}
+	if _, err := ts.Pick(3); err == nil || !strings.Contains(err.Error(), "indexes 0 to 2") {
+		t.Errorf("Pick(3): %v", err)
+	}
+}
+
+func TestReadTargetsRefuses(t *testing.T) {
+	for _, tc := range []struct{ name, text, want string }{
+		{"no list", "var: ns\n", "t.yaml:1:1: no targets: expected a list under targets:"},
+		{"both", "targets:\n  - {namespace: a, context: b}\n", "t.yaml:2:5: a target names exactly one of namespace: or context:"},
+		{"typo", "targets:\n  - {namespce: a}\n", `t.yaml:2:6: unknown key "namespce": expected one of name, namespace, context, set (did you mean "namespace"?)`},
+		{"bad name", "targets:\n  - namespace: Learner_1\n", `t.yaml:2:16: namespace: expected a name of lower-case letters, digits and '-', got the string "Learner_1"`},
+		{"twice", "targets:\n  - namespace: a\n  - namespace: a\n", `t.yaml:3:5: target "a" is listed twice (first at line 2)`},
+		{"bad set", "targets:\n  - {namespace: a, set: [x]}\n", `t.yaml:2:26: set: expected name=value, got the string "x"`},
+		{"top key", "target: []\n", `t.yaml:1:1: unknown key "target": expected var or targets (did you mean "targets"?)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeFile(t, "t.yaml", tc.text)
+			_, err := ReadTargets(p)
+			if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(tc.want, "t.yaml")) {
+				t.Errorf("got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// A result with long messages is cut to fit a termination message, and
+// reads back as written.
+func TestResultLineFits(t *testing.T) {
+	r := Result{Target: "a", Verdict: Wrong, Class: runner.ClassAssertion, Exit: 1, FirstFailure: strings.Repeat("é", 400)}
+	for range 60 {
+		r.Cases = append(r.Cases, Case{Name: strings.Repeat("t", 50), Status: runner.Failed, Message: strings.Repeat("m", 300)})
+	}
+	line, err := r.Line()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(line) > MaxResultBytes || !bytes.HasSuffix(line, []byte("\n")) {
+		t.Fatalf("line of %d bytes", len(line))
+	}
+	back, err := ParseLine(line)
+	if err != nil || !back.Truncated || back.Target != "a" || len(back.Cases) == 0 {
+		t.Fatalf("read back %+v, %v", back, err)
+	}
+	small := Result{Target: "b", Verdict: Passed, Cases: []Case{{Name: "task 1", Status: runner.Passed}}}
+	line, _ = small.Line()
+	if back, _ := ParseLine(line); back.Truncated || len(back.Cases) != 1 {
+		t.Errorf("a small result changed: %s", line)
+	}
+}
+
+// Collect reads pods as the test cluster listed them (testdata/pods.json:
+// kubectl get pods -o json of a Job of three indexes whose index 0 was
+// deleted mid-check, index 1 a wrong answer, index 2 a broken target): a
+// retried index takes
+// the pod that succeeded, a failed one its result, one with no pod is
+// missing.
+func TestCollect(t *testing.T) {
+	data, err := os.ReadFile("testdata/pods.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods []map[string]any
+	if err := json.Unmarshal(data, &pods); err != nil {
+		t.Fatal(err)
+	}
+	got := Collect(4, pods, []string{"l0", "l1", "l2", "l3"})
+	want := []struct {
+		target   string
+		verdict  Verdict
+		attempts int
+	}{{"cap-0", Passed, 2}, {"cap-1", Wrong, 1}, {"cap-2", NotGraded, 1}, {"l3", Missing, 0}}
+	for i, w := range want {
+		if g := got[i]; g.Index != i || g.Target != w.target || g.Verdict != w.verdict || g.Attempts != w.attempts {
+			t.Errorf("index %d: got %+v, want %+v", i, g, w)
+		}
+	}
+	if c := Count(got); c != (Counts{Passed: 1, Wrong: 1, NotGraded: 1, Missing: 1}) {
+		t.Errorf("counts %+v", c)
+	}
+	if c := WorstClass(got); c != runner.ClassTransport {
+		t.Errorf("worst class %q: a missing result counts as the cluster's", c)
+	}
+}

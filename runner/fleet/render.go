@@ -1,0 +1,354 @@
+package fleet
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/runner"
+	"github.com/labrun/labrun/runner/access"
+	"gopkg.in/yaml.v3"
+)
+
+// Job is what labrun fleet render needs to print the Indexed Job that
+// grades every target of a targets file inside the cluster.
+type Job struct {
+	Name, Namespace, Image string
+	// Parallelism is how many indexes run at once.
+	Parallelism int
+	// BackoffLimitPerIndex is how many times an index is retried after
+	// an infrastructure error; MaxFailedIndexes how many indexes may fail
+	// before the Job stops (a broken playbook fails them all).
+	BackoffLimitPerIndex, MaxFailedIndexes int
+	// Timeout bounds one target's check (labrun check --timeout): a
+	// check that hangs ends with exit 4 and is retried.
+	Timeout time.Duration
+	// Playbook is the playbook's file, PlaybookData its bytes, and
+	// TargetsData the targets file's, which the ConfigMap carries as
+	// they are (so that a message's line numbers stay true in the pod).
+	Playbook                  string
+	PlaybookData, TargetsData []byte
+	// Set are --set values every target's check takes.
+	Set []string
+	// Server is the API server's URL as the pods reach it: the
+	// kubeconfig the ConfigMap holds names it, with the pod's
+	// ServiceAccount token and CA.
+	Server string
+}
+
+// The paths inside the pod.
+const (
+	mountDir      = "/lab"
+	targetsKey    = "targets.yaml"
+	kubeconfigKey = "kubeconfig.yaml"
+	terminateLog  = "/dev/termination-log"
+)
+
+// Exit codes of labrun check --targets, which the Job's podFailurePolicy
+// reads (docs/exit-codes.md): a target graded, right or wrong, exits 0.
+const (
+	exitConfig    = 2
+	exitTransport = 3
+	exitTimeout   = 4
+	exitInterrupt = 130
+)
+
+// DeriveNeeds derives the permissions labrun check needs for every
+// namespace target of ts (the playbook loaded with its variables, its
+// requests that name no namespace going to its namespace), merged. A
+// target whose variables or playbook are refused is an error.
+func DeriveNeeds(playbook string, ts *Targets, base runner.Options) ([]access.Need, error) {
+	var all [][]access.Need
+	for _, t := range ts.List {
+		if t.Context != "" {
+			return nil, fmt.Errorf("%s: target %q names a kubeconfig context: a Job's pods reach only their own cluster; list namespaces", t.Pos, t.Name)
+		}
+		plan, err := runner.Load(playbook, ts.Options(t, base))
+		if err != nil {
+			return nil, fmt.Errorf("target %q (%s): %w", t.Name, t.Pos, err)
+		}
+		needs, err := access.Derive(plan, access.Options{Mode: actions.Check, Namespace: t.Namespace})
+		if err != nil {
+			return nil, fmt.Errorf("target %q (%s): %w", t.Name, t.Pos, err)
+		}
+		all = append(all, needs)
+	}
+	return access.Merge(all...), nil
+}
+
+// configKey is what a ConfigMap key may be.
+var configKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+
+// Render writes the Job's objects, as YAML kubectl applies: its
+// ServiceAccount, the ConfigMap with the playbook and the targets, the
+// Roles needs asks for (access.WriteRoles, named roleName) with a binding
+// of each to the ServiceAccount, and the Indexed Job.
+func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName string) error {
+	key := filepath.Base(j.Playbook)
+	if !configKey.MatchString(key) || key == targetsKey || key == kubeconfigKey {
+		return fmt.Errorf("the playbook's file name %q cannot be a ConfigMap key (letters, digits, '-', '_', '.'; not %s or %s)", key, targetsKey, kubeconfigKey)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# labrun fleet render: grade %d targets of %s with playbook %s,\n# one index of an Indexed Job per target (docs/fleet.md).\n", len(ts.List), filepath.Base(ts.File), key)
+	meta := objectMeta{Name: j.Name, Namespace: j.Namespace, Labels: labels(j.Name)}
+	docs := []any{
+		object{APIVersion: "v1", Kind: "ServiceAccount", Metadata: meta},
+		configMap{object: object{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta}, Data: map[string]string{
+			key: string(j.PlaybookData), targetsKey: string(j.TargetsData), kubeconfigKey: kubeconfig(j)}},
+	}
+	for _, d := range docs {
+		if err := writeDoc(&b, d); err != nil {
+			return err
+		}
+	}
+	b.WriteString("---\n")
+	header := fmt.Sprintf("The permissions labrun check of %s needs in each target's namespace,\nderived from its steps (labrun rbac --mode check).", key)
+	if err := access.WriteRoles(&b, needs, roleName, header); err != nil {
+		return err
+	}
+	for _, rb := range bindings(j, needs, roleName) {
+		if err := writeDoc(&b, rb); err != nil {
+			return err
+		}
+	}
+	b.WriteString("---\n" + jobComment)
+	if err := writeDoc(&b, jobObject(j, key, len(ts.List))); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// saDir is where the kubelet mounts a pod's ServiceAccount token and the
+// cluster's CA.
+const saDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// kubeconfig is the pods' kubeconfig: the API server at j.Server, as the
+// pod's ServiceAccount, by the token the kubelet mounts and renews
+// (client-go reads tokenFile again as it changes).
+func kubeconfig(j Job) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: cluster
+  cluster:
+    server: %s
+    certificate-authority: %s/ca.crt
+users:
+- name: %s
+  user:
+    tokenFile: %s/token
+contexts:
+- name: job
+  context: {cluster: cluster, user: %s, namespace: %s}
+current-context: job
+`, j.Server, saDir, j.Name, saDir, j.Name, j.Namespace)
+}
+
+// jobComment says what the podFailurePolicy does, above the Job.
+const jobComment = `# Each index checks one target and writes its result line as the pod's
+# termination message, which labrun fleet collect reads. A target graded,
+# right or wrong, exits 0. Exit 2 (a broken playbook or target, a missing
+# permission) fails the index at once: a retry would fail the same way.
+# Exit 3 (the cluster did not answer), 4 (time ran out) and 130 (the pod
+# was stopped) are retried up to backoffLimitPerIndex; a disruption
+# (eviction, preemption) is retried without counting.
+`
+
+// writeDoc writes v as one YAML document after a separator.
+func writeDoc(b *bytes.Buffer, v any) error {
+	var doc bytes.Buffer
+	enc := yaml.NewEncoder(&doc)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "---\n") && !strings.HasSuffix(b.String(), jobComment) {
+		b.WriteString("---\n")
+	}
+	b.Write(doc.Bytes())
+	return nil
+}
+
+func labels(name string) map[string]string {
+	return map[string]string{"app.kubernetes.io/name": "labrun", "app.kubernetes.io/instance": name}
+}
+
+// bindings are a RoleBinding of each namespace's Role to the Job's
+// ServiceAccount, and a ClusterRoleBinding of the ClusterRole when needs
+// has cluster-wide permissions.
+func bindings(j Job, needs []access.Need, roleName string) []any {
+	var out []any
+	seen := map[string]bool{}
+	for _, n := range needs {
+		if seen[n.Namespace] {
+			continue
+		}
+		seen[n.Namespace] = true
+		rb := roleBinding{
+			object:   object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Metadata: objectMeta{Name: roleName, Namespace: n.Namespace, Labels: labels(j.Name)}},
+			RoleRef:  roleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: roleName},
+			Subjects: []subject{{Kind: "ServiceAccount", Name: j.Name, Namespace: j.Namespace}},
+		}
+		if n.Namespace == "" {
+			rb.Kind, rb.RoleRef.Kind = "ClusterRoleBinding", "ClusterRole"
+		}
+		out = append(out, rb)
+	}
+	return out
+}
+
+// jobObject is the Indexed Job of n indexes running the playbook stored
+// under key.
+func jobObject(j Job, key string, n int) job {
+	args := []string{"check", mountDir + "/" + key, "--targets", mountDir + "/" + targetsKey,
+		"--index", "$(JOB_COMPLETION_INDEX)", "--termination-log", terminateLog,
+		"--kubeconfig", mountDir + "/" + kubeconfigKey, "--no-progress", "--verbose"}
+	if j.Timeout > 0 {
+		args = append(args, "--timeout", j.Timeout.String())
+	}
+	for _, s := range j.Set {
+		args = append(args, "--set", s)
+	}
+	no, yes := false, true
+	return job{
+		object: object{APIVersion: "batch/v1", Kind: "Job", Metadata: objectMeta{Name: j.Name, Namespace: j.Namespace, Labels: labels(j.Name)}},
+		Spec: jobSpec{
+			CompletionMode: "Indexed", Completions: n, Parallelism: min(j.Parallelism, n),
+			BackoffLimitPerIndex: j.BackoffLimitPerIndex, MaxFailedIndexes: min(j.MaxFailedIndexes, n),
+			PodFailurePolicy: podFailurePolicy{Rules: []failureRule{
+				{Action: "FailIndex", OnExitCodes: &exitCodes{ContainerName: Container, Operator: "In", Values: []int{exitConfig}}},
+				{Action: "Ignore", OnPodConditions: []podCondition{{Type: "DisruptionTarget", Status: "True"}}},
+				{Action: "Count", OnExitCodes: &exitCodes{ContainerName: Container, Operator: "In", Values: []int{1, exitTransport, exitTimeout, exitInterrupt}}},
+			}},
+			Template: podTemplate{
+				Metadata: objectMeta{Labels: labels(j.Name)},
+				Spec: podSpec{
+					ServiceAccountName: j.Name, RestartPolicy: "Never",
+					SecurityContext: map[string]any{"runAsNonRoot": true, "seccompProfile": map[string]string{"type": "RuntimeDefault"}},
+					Volumes: []volume{
+						{Name: "lab", ConfigMap: &configMapRef{Name: j.Name}},
+						{Name: "tmp", EmptyDir: &struct{}{}},
+					},
+					Containers: []container{{
+						Name: Container, Image: j.Image, ImagePullPolicy: "IfNotPresent", Args: args,
+						Env: []env{{Name: "JOB_COMPLETION_INDEX", ValueFrom: map[string]any{
+							"fieldRef": map[string]string{"fieldPath": "metadata.annotations['" + annotationIndex + "']"}}}},
+						SecurityContext: map[string]any{"allowPrivilegeEscalation": &no, "readOnlyRootFilesystem": &yes, "capabilities": map[string]any{"drop": []string{"ALL"}}},
+						Resources:       map[string]any{"requests": map[string]string{"cpu": "50m", "memory": "64Mi"}, "limits": map[string]string{"memory": "256Mi"}},
+						VolumeMounts:    []volumeMount{{Name: "lab", MountPath: mountDir, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// The objects' shapes, in the order kubectl prints their fields.
+type (
+	object struct {
+		APIVersion string     `yaml:"apiVersion"`
+		Kind       string     `yaml:"kind"`
+		Metadata   objectMeta `yaml:"metadata"`
+	}
+	objectMeta struct {
+		Name      string            `yaml:"name,omitempty"`
+		Namespace string            `yaml:"namespace,omitempty"`
+		Labels    map[string]string `yaml:"labels,omitempty"`
+	}
+	configMap struct {
+		object `yaml:",inline"`
+		Data   map[string]string `yaml:"data"`
+	}
+	roleBinding struct {
+		object   `yaml:",inline"`
+		RoleRef  roleRef   `yaml:"roleRef"`
+		Subjects []subject `yaml:"subjects"`
+	}
+	roleRef struct {
+		APIGroup string `yaml:"apiGroup"`
+		Kind     string `yaml:"kind"`
+		Name     string `yaml:"name"`
+	}
+	subject struct {
+		Kind      string `yaml:"kind"`
+		Name      string `yaml:"name"`
+		Namespace string `yaml:"namespace"`
+	}
+	job struct {
+		object `yaml:",inline"`
+		Spec   jobSpec `yaml:"spec"`
+	}
+	jobSpec struct {
+		CompletionMode       string           `yaml:"completionMode"`
+		Completions          int              `yaml:"completions"`
+		Parallelism          int              `yaml:"parallelism"`
+		BackoffLimitPerIndex int              `yaml:"backoffLimitPerIndex"`
+		MaxFailedIndexes     int              `yaml:"maxFailedIndexes"`
+		PodFailurePolicy     podFailurePolicy `yaml:"podFailurePolicy"`
+		Template             podTemplate      `yaml:"template"`
+	}
+	podFailurePolicy struct {
+		Rules []failureRule `yaml:"rules"`
+	}
+	failureRule struct {
+		Action          string         `yaml:"action"`
+		OnExitCodes     *exitCodes     `yaml:"onExitCodes,omitempty"`
+		OnPodConditions []podCondition `yaml:"onPodConditions,omitempty"`
+	}
+	exitCodes struct {
+		ContainerName string `yaml:"containerName"`
+		Operator      string `yaml:"operator"`
+		Values        []int  `yaml:"values,flow"`
+	}
+	podCondition struct {
+		Type   string `yaml:"type"`
+		Status string `yaml:"status"`
+	}
+	podTemplate struct {
+		Metadata objectMeta `yaml:"metadata"`
+		Spec     podSpec    `yaml:"spec"`
+	}
+	podSpec struct {
+		ServiceAccountName string         `yaml:"serviceAccountName"`
+		RestartPolicy      string         `yaml:"restartPolicy"`
+		SecurityContext    map[string]any `yaml:"securityContext"`
+		Volumes            []volume       `yaml:"volumes"`
+		Containers         []container    `yaml:"containers"`
+	}
+	volume struct {
+		Name      string        `yaml:"name"`
+		ConfigMap *configMapRef `yaml:"configMap,omitempty"`
+		EmptyDir  *struct{}     `yaml:"emptyDir,omitempty"`
+	}
+	configMapRef struct {
+		Name string `yaml:"name"`
+	}
+	container struct {
+		Name            string         `yaml:"name"`
+		Image           string         `yaml:"image"`
+		ImagePullPolicy string         `yaml:"imagePullPolicy"`
+		Args            []string       `yaml:"args"`
+		Env             []env          `yaml:"env"`
+		SecurityContext map[string]any `yaml:"securityContext"`
+		Resources       map[string]any `yaml:"resources"`
+		VolumeMounts    []volumeMount  `yaml:"volumeMounts"`
+	}
+	env struct {
+		Name      string         `yaml:"name"`
+		ValueFrom map[string]any `yaml:"valueFrom"`
+	}
+	volumeMount struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+		ReadOnly  bool   `yaml:"readOnly,omitempty"`
+	}
+)

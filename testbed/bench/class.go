@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/runner/fleet"
+)
+
+// classPlaybook is the namespace-scoped lab the class is graded with: the
+// learner's answer is the ConfigMap "answer" in their namespace.
+const classPlaybook = "cmd/labrun/testdata/fleet/lab.yaml"
+
+// benchClass grades a class of b.classSize learner namespaces (one in ten
+// with a wrong answer) with each parallelism of b.classParallel (1, 4
+// and 20), as labrun fleet
+// render's Indexed Job in labrun's image (-image, imported by make image
+// and testbed/lib/labrun-image.sh) and with labrun check --targets, beside
+// a bash loop of kubectl doing the same checks one after another. Every
+// grading must find exactly the wrong answers.
+func benchClass(ctx context.Context, b *bench) ([]Row, error) {
+	n := b.classSize
+	run := fmt.Sprintf("bench-class-%d", time.Now().UnixNano()%100000)
+	namespaces, err := b.makeClass(ctx, run, n)
+	defer b.kubectlRun(context.Background(), nil, "delete", "namespace", "-l", "labrun-bench="+run, "--wait=false")
+	if err != nil {
+		return nil, err
+	}
+	targets := filepath.Join(b.work, "class-targets.yaml")
+	var tb strings.Builder
+	tb.WriteString("targets:\n")
+	for _, ns := range namespaces {
+		fmt.Fprintf(&tb, "  - namespace: %s\n", ns)
+	}
+	if err := os.WriteFile(targets, []byte(tb.String()), 0o644); err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, p := range b.classParallel {
+		fan, err := b.gradeFanOut(ctx, targets, p, n)
+		if err != nil {
+			return nil, err
+		}
+		job, err := b.gradeJob(ctx, run, targets, p, n)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, fan.rows(fmt.Sprintf("check --targets, parallel %d", p), n)...)
+		rows = append(rows, job.rows(fmt.Sprintf("Indexed Job, parallelism %d", p), n)...)
+	}
+	bash, err := b.gradeBash(ctx, namespaces)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, Row{Name: fmt.Sprintf("bash loop of kubectl over %d namespaces, wall", n), Labrun: durations("bash", "s", []time.Duration{bash})}.
+		withNote("for ns in ...; do kubectl -n $ns get configmap answer -o jsonpath={.data.value}; compare; done: the same read and comparison per learner, one kubectl process each, one after another."))
+	return rows, nil
+}
+
+// makeClass creates the learners' namespaces, labelled for cleanup, each
+// with its answer, and the grading namespace run.
+func (b *bench) makeClass(ctx context.Context, run string, n int) ([]string, error) {
+	var m bytes.Buffer
+	var names []string
+	for i := range n {
+		ns := fmt.Sprintf("%s-%03d", run, i)
+		names = append(names, ns)
+		answer := "42"
+		if i%10 == 9 {
+			answer = "41"
+		}
+		fmt.Fprintf(&m, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s, labels: {labrun-bench: %s}}\n---\n"+
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: answer, namespace: %s}\ndata: {value: %q}\n---\n", ns, run, ns, answer)
+	}
+	fmt.Fprintf(&m, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s, labels: {labrun-bench: %s}}\n", run, run)
+	_, err := b.kubectlRun(ctx, &m, "apply", "-f", "-")
+	return names, err
+}
+
+// grading is one grading of the class.
+type grading struct {
+	wall     time.Duration
+	results  []fleet.Result
+	requests float64 // API server requests during the grading
+	peakMB   float64 // the grading process's peak memory (0: not measured)
+}
+
+func (g grading) rows(name string, n int) []Row {
+	var secs []float64
+	for _, r := range g.results {
+		secs = append(secs, r.Seconds*1000)
+	}
+	slices.Sort(secs)
+	wall := Row{Name: fmt.Sprintf("%s: %d targets, wall", name, n), Labrun: durations("labrun", "s", []time.Duration{g.wall})}
+	if n == 200 {
+		wall = wall.withLimit(180)
+	}
+	per := Row{Name: name + ": one target's check, p50", Labrun: newSeries("labrun", "ms", []float64{nearestRank(secs, 50)})}.
+		withNote("p95 %.0f ms; API server requests per target %.1f (apiserver_request_total over the grading, the cluster's own background included)%s",
+			nearestRank(secs, 95), g.requests/float64(n), peakNote(g.peakMB))
+	return []Row{wall, per}
+}
+
+func peakNote(mb float64) string {
+	if mb == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; peak memory of the labrun process %.0f MB", mb)
+}
+
+// nearestRank is the p-th percentile of sorted values (nearest rank).
+func nearestRank(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[max(i, 0)]
+}
+
+// gradeFanOut grades the class with check --targets.
+func (b *bench) gradeFanOut(ctx context.Context, targets string, parallel, n int) (grading, error) {
+	report := filepath.Join(b.work, fmt.Sprintf("class-fanout-%d.jsonl", parallel))
+	before, err := b.apiRequests(ctx)
+	if err != nil {
+		return grading{}, err
+	}
+	p, err := runProc(ctx, []string{b.labrun, "check", "--kubeconfig", b.kubeconfig, "--targets", targets,
+		"--parallel", strconv.Itoa(parallel), "--report", "json=" + report, classPlaybook}, procOpts{rss: true, timeout: 30 * time.Minute})
+	if err != nil {
+		return grading{}, fmt.Errorf("check --targets: %v\n%s", err, tail(p.stdout))
+	}
+	after, err := b.apiRequests(ctx)
+	if err != nil {
+		return grading{}, err
+	}
+	g := grading{wall: p.wall, requests: after - before, peakMB: mb(p.maxRSS)}
+	g.results, err = readClass(report, n)
+	fmt.Fprintf(os.Stderr, "   check --targets --parallel %d: %.1f s\n", parallel, p.wall.Seconds())
+	return g, err
+}
+
+// gradeJob grades the class with the rendered Job: the wall time from
+// kubectl apply to collect's end.
+func (b *bench) gradeJob(ctx context.Context, run, targets string, parallel, n int) (grading, error) {
+	server, err := b.kubectlRun(ctx, nil, "get", "service", "kubernetes", "-n", "default", "-o", "jsonpath=https://{.spec.clusterIP}:443")
+	if err != nil {
+		return grading{}, err
+	}
+	name := fmt.Sprintf("class-p%d", parallel)
+	render, err := runProc(ctx, []string{b.labrun, "fleet", "render", classPlaybook, "--targets", targets, "-n", run, "--name", name,
+		"--server", string(server), "--image", b.image, "--parallel", strconv.Itoa(parallel), "--max-failed", strconv.Itoa(n)}, procOpts{})
+	if err != nil {
+		return grading{}, fmt.Errorf("fleet render: %v\n%s", err, tail(render.stderr))
+	}
+	report := filepath.Join(b.work, fmt.Sprintf("class-job-%d.jsonl", parallel))
+	before, err := b.apiRequests(ctx)
+	if err != nil {
+		return grading{}, err
+	}
+	start := time.Now()
+	if _, err := b.kubectlRun(ctx, bytes.NewReader(render.stdout), "apply", "-f", "-"); err != nil {
+		return grading{}, err
+	}
+	c, err := runProc(ctx, []string{b.labrun, "fleet", "collect", "--kubeconfig", b.kubeconfig, "-n", run, "--job", name,
+		"--wait", "30m", "--targets", targets, "--report", "json=" + report}, procOpts{timeout: 31 * time.Minute})
+	wall := time.Since(start)
+	if err != nil {
+		return grading{}, fmt.Errorf("fleet collect: %v\n%s", err, tail(c.stdout))
+	}
+	after, err := b.apiRequests(ctx)
+	if err != nil {
+		return grading{}, err
+	}
+	g := grading{wall: wall, requests: after - before}
+	g.results, err = readClass(report, n)
+	fmt.Fprintf(os.Stderr, "   Job, parallelism %d: %.1f s\n", parallel, wall.Seconds())
+	b.kubectlRun(ctx, nil, "delete", "job", name, "-n", run, "--wait=false")
+	return g, err
+}
+
+// readClass reads a class's JSON lines and checks the verdicts: every
+// tenth learner wrong, the others passed.
+func readClass(path string, n int) ([]fleet.Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []fleet.Result
+	for line := range strings.Lines(string(data)) {
+		r, err := fleet.ParseLine([]byte(line))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		want := fleet.Passed
+		if r.Index%10 == 9 {
+			want = fleet.Wrong
+		}
+		if r.Verdict != want {
+			return nil, fmt.Errorf("%s: target %s is %s, want %s: %s", path, r.Target, r.Verdict, want, r.FirstFailure)
+		}
+		out = append(out, r)
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("%s: %d results, want %d", path, len(out), n)
+	}
+	return out, nil
+}
+
+// gradeBash runs the same checks as a bash loop of kubectl.
+func (b *bench) gradeBash(ctx context.Context, namespaces []string) (time.Duration, error) {
+	script := `wrong=0
+for ns in "$@"; do
+  v=$("$KUBECTL" --kubeconfig "$KUBECONFIG" -n "$ns" get configmap answer -o jsonpath='{.data.value}') || exit 3
+  [ "$v" = 42 ] || wrong=$((wrong + 1))
+done
+echo "$wrong wrong"`
+	p, err := runProc(ctx, append([]string{"bash", "-c", script, "bash"}, namespaces...), procOpts{env: []string{"KUBECTL=" + b.kubectl, "KUBECONFIG=" + b.kubeconfig}, timeout: 30 * time.Minute})
+	if err != nil {
+		return 0, fmt.Errorf("bash loop: %v", err)
+	}
+	if want := fmt.Sprintf("%d wrong", len(namespaces)/10); strings.TrimSpace(string(p.stdout)) != want {
+		return 0, fmt.Errorf("bash loop said %q, want %q", p.stdout, want)
+	}
+	return p.wall, nil
+}
+
+// apiRequests is the API server's count of requests served so far (the
+// sum of apiserver_request_total).
+func (b *bench) apiRequests(ctx context.Context) (float64, error) {
+	out, err := b.kubectlRun(ctx, nil, "get", "--raw", "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err == nil {
+			sum += v
+		}
+	}
+	return sum, sc.Err()
+}
+
+// kubectlRun runs kubectl on the test cluster with stdin, returning stdout.
+func (b *bench) kubectlRun(ctx context.Context, stdin interface{ Read([]byte) (int, error) }, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, b.kubectl, append([]string{"--kubeconfig", b.kubeconfig}, args...)...)
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out, nil
+}

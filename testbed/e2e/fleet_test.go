@@ -1,0 +1,326 @@
+//go:build e2e
+
+package e2e
+
+// A class graded by one Indexed Job (labrun fleet render, then labrun
+// fleet collect), in labrun's own image on the test cluster: 20 learner
+// namespaces of the lab cmd/labrun/testdata/fleet/lab.yaml, 5 with a wrong
+// answer; one index's pod is stopped while its check is under way (it is
+// held in the lab's pause step until the test has seen it there, in its
+// log) and its index is checked again; one index's target is broken (a
+// variable of the wrong type, edited into the Job's ConfigMap after
+// render, which refuses it), so it fails at once, exit 2, and is not
+// retried. collect must report exactly that, and the Job's own status
+// must agree.
+//
+// The image is the tarball LABRUN_IMAGE_TARBALL names, else the one make
+// image builds (in a clone: go build stamps no commit in a worktree). As
+// root, with the test cluster up:
+//
+//	LABRUN_KUBECONFIG=/var/lib/labrun-testbed/kubeconfig \
+//	  go test -count=1 -tags e2e -run TestFleetJob -v ./testbed/e2e/
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/k8sobj"
+	"github.com/labrun/labrun/internal/kube"
+	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/runner"
+	"github.com/labrun/labrun/runner/fleet"
+)
+
+const fleetPlaybook = "../../cmd/labrun/testdata/fleet/lab.yaml"
+
+// The class: 20 learners, those at wrongAt answer 41, the one at heldAt
+// is held and stopped, the one at brokenAt is broken.
+const (
+	fleetLearners = 20
+	heldAt        = 7
+	brokenAt      = 12
+)
+
+var wrongAt = map[int]bool{2: true, 5: true, 9: true, 14: true, 18: true}
+
+func TestFleetJob(t *testing.T) {
+	c := kubetest.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ref := importLabrunImage(t)
+	bin := buildLabrun(t)
+	dir := t.TempDir()
+
+	run := kubetest.NamespaceName("e2e-fleet")
+	targets := classNamespaces(ctx, t, c, run)
+	targetsFile := filepath.Join(dir, "targets.yaml")
+	writeTargets(t, targetsFile, targets)
+
+	server := apiServerURL(ctx, t, c)
+	job := fleetRender(t, bin, targetsFile, run, server, ref)
+	// The broken target, after render (which refuses it): its check is
+	// refused when the pod loads the playbook with its variables.
+	broken := fmt.Sprintf("{namespace: %s}", targets[brokenAt])
+	if !strings.Contains(job, broken) {
+		t.Fatalf("the rendered Job's ConfigMap does not list %s:\n%s", broken, job)
+	}
+	job = strings.Replace(job, broken, fmt.Sprintf("{namespace: %s, set: [expected=forty-two]}", targets[brokenAt]), 1)
+	kubetest.ApplyInNamespace(ctx, t, c, run, "the rendered Job", job)
+
+	stopHeldPod(ctx, t, c, run, targets[heldAt])
+
+	jsonReport, junitReport := filepath.Join(dir, "class.jsonl"), filepath.Join(dir, "class.xml")
+	code, out := runLabrun(t, bin, "fleet", "collect", "--kubeconfig", kubetest.Kubeconfig(t), "-n", run, "--job", "labrun-fleet-e2e-fleet",
+		"--wait", "5m", "--targets", targetsFile, "--report", "json="+jsonReport, "--report", "junit="+junitReport)
+	t.Logf("labrun fleet collect exited %d:\n%s", code, out)
+	if code != 2 {
+		t.Errorf("collect exited %d: want 2, the class of the one target not graded (config)", code)
+	}
+	checkClassResults(t, readResults(t, jsonReport), targets, 2)
+	checkJobStatus(ctx, t, c, run)
+	checkJUnit(t, junitReport)
+
+	// The same class graded from here by check --targets, through the
+	// same check of each target: the same verdicts, each in one attempt,
+	// the broken target given the same broken variable.
+	brokenFile := filepath.Join(dir, "targets-broken.yaml")
+	data, err := os.ReadFile(targetsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(brokenFile, []byte(strings.Replace(string(data), broken, fmt.Sprintf("{namespace: %s, set: [expected=forty-two]}", targets[brokenAt]), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fanOut := filepath.Join(dir, "fanout.jsonl")
+	code, out = runLabrun(t, bin, "check", "--kubeconfig", kubetest.Kubeconfig(t), "--targets", brokenFile, "--parallel", "4",
+		"--report", "json="+fanOut, fleetPlaybook)
+	t.Logf("labrun check --targets exited %d:\n%s", code, out)
+	if code != 2 {
+		t.Errorf("check --targets exited %d: want 2, the class of the one target not graded (config)", code)
+	}
+	checkClassResults(t, readResults(t, fanOut), targets, 0)
+}
+
+// importLabrunImage imports labrun's image into the nodes and returns its
+// name.
+func importLabrunImage(t *testing.T) string {
+	tarball := os.Getenv("LABRUN_IMAGE_TARBALL")
+	if tarball == "" {
+		command(t, "make", "-C", "../..", "image")
+		tarball = imageTarball
+	}
+	ref, digest := imageName(t, tarball)
+	t.Logf("importing %s (%s)\n%s", ref, digest, command(t, "../../testbed/lib/labrun-image.sh", tarball))
+	return ref
+}
+
+// classNamespaces makes the learners' namespaces (deleted when the test
+// ends) with their answers, the grading namespace run, and the held
+// learner's hold ConfigMap; it returns the learners' namespaces.
+func classNamespaces(ctx context.Context, t *testing.T, c *kube.Client, run string) []string {
+	var b strings.Builder
+	var names []string
+	for i := range fleetLearners {
+		ns := fmt.Sprintf("%s-l%02d", run, i)
+		names = append(names, ns)
+		answer := "42"
+		if wrongAt[i] {
+			answer = "41"
+		}
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: answer, namespace: %s}\ndata: {value: %q}\n---\n", ns, ns, answer)
+		t.Cleanup(func() {
+			c.Delete(context.Background(), cluster.ObjectQuery{Kind: "Namespace", Name: ns}, cluster.DeleteRequest{IgnoreNotFound: true})
+		})
+	}
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hold, namespace: %s, labels: {labrun-e2e: hold}}\ndata: {seconds: 10m}\n---\n", names[heldAt])
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", run)
+	kubetest.ApplyInNamespace(ctx, t, c, run, "the class", b.String())
+	return names
+}
+
+// writeTargets writes the targets file, a flow mapping per target.
+func writeTargets(t *testing.T, path string, namespaces []string) {
+	var b strings.Builder
+	b.WriteString("targets:\n")
+	for _, ns := range namespaces {
+		fmt.Fprintf(&b, "  - {namespace: %s}\n", ns)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// apiServerURL is the API server as a pod reaches it: the kubernetes
+// Service's address (the test cluster has no DNS).
+func apiServerURL(ctx context.Context, t *testing.T, c *kube.Client) string {
+	svcs, err := c.List(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "kubernetes"})
+	if err != nil || len(svcs) == 0 {
+		t.Fatalf("the kubernetes Service: %v", err)
+	}
+	return "https://" + k8sobj.String(svcs[0], "spec", "clusterIP") + ":443"
+}
+
+// fleetRender runs labrun fleet render and returns the YAML it printed.
+func fleetRender(t *testing.T, bin, targetsFile, ns, server, image string) string {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "fleet", "render", fleetPlaybook, "--targets", targetsFile, "-n", ns,
+		"--server", server, "--image", image, "--parallel", "5", "--max-failed", "3")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("labrun fleet render: %v\n%s", err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// runLabrun runs labrun and returns its exit code and its output.
+func runLabrun(t *testing.T, bin string, args ...string) (int, string) {
+	var out bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String()
+	} else if err != nil {
+		t.Fatalf("labrun %v: %v", args, err)
+	}
+	return 0, out.String()
+}
+
+// stopHeldPod waits until the held index's pod is in the lab's pause step
+// (its log says the step started), lets the learner's namespace go (the
+// hold ConfigMap deleted: the next pod does not pause), and deletes the
+// pod, whose labrun is stopped mid-check.
+func stopHeldPod(ctx context.Context, t *testing.T, c *kube.Client, ns, learner string) {
+	selector := fmt.Sprintf("%s=labrun-fleet-e2e-fleet,batch.kubernetes.io/job-completion-index=%d", fleet.LabelJobName, heldAt)
+	pods, err := c.Wait(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "Pod", Namespace: ns, Selector: selector}, func(pods []map[string]any) (bool, error) {
+		return len(pods) == 1 && k8sobj.String(pods[0], "status", "phase") == "Running", nil
+	}, nil)
+	if err != nil {
+		t.Fatalf("the held index's pod never ran: %v", err)
+	}
+	pod := k8sobj.String(pods[0], "metadata", "name")
+	target := cluster.PodTarget{Namespace: ns, Pod: pod, Container: fleet.Container}
+	waitLogLine(ctx, t, c, target, "[2/3] pause (sleep) ...")
+	if _, err := c.Delete(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "ConfigMap", Namespace: learner, Name: "hold"}, cluster.DeleteRequest{Wait: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Delete(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: pod}, cluster.DeleteRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("deleted pod %s while its check paused", pod)
+}
+
+// waitLogLine reads the container's log until it has line, which the
+// container prints once: each read follows a change the test waits on,
+// the log growing, not a fixed time.
+func waitLogLine(ctx context.Context, t *testing.T, c *kube.Client, target cluster.PodTarget, line string) {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	last := ""
+	for {
+		logs, err := c.Logs(ctx, target, cluster.LogRequest{})
+		if err == nil && strings.Contains(logs.Text, line) {
+			return
+		}
+		if err == nil {
+			last = logs.Text
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("pod %s never printed %q; its log:\n%s", target.Pod, line, last)
+		case <-tick.C:
+		}
+	}
+}
+
+// readResults reads a JSON lines report.
+func readResults(t *testing.T, path string) []fleet.Result {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []fleet.Result
+	for line := range strings.Lines(string(data)) {
+		r, err := fleet.ParseLine([]byte(line))
+		if err != nil {
+			t.Fatalf("%s: %v: %s", path, err, line)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// checkClassResults compares collect's results with the class.
+// heldAttempts is how many attempts the held index took: 2 in the Job,
+// 0 (not counted) from check --targets.
+func checkClassResults(t *testing.T, results []fleet.Result, targets []string, heldAttempts int) {
+	if len(results) != fleetLearners {
+		t.Fatalf("collect reported %d targets, want %d", len(results), fleetLearners)
+	}
+	for i, r := range results {
+		want, class, attempts := fleet.Passed, runner.Class(""), min(heldAttempts, 1)
+		switch {
+		case wrongAt[i]:
+			want, class = fleet.Wrong, runner.ClassAssertion
+		case i == brokenAt:
+			want, class = fleet.NotGraded, runner.ClassConfig
+		case i == heldAt:
+			attempts = heldAttempts
+		}
+		if r.Index != i || r.Target != targets[i] || r.Verdict != want || r.Class != class || r.Attempts != attempts {
+			t.Errorf("index %d: got %+v\nwant target %s, verdict %s, class %q, %d attempt(s)", i, r, targets[i], want, class, attempts)
+		}
+	}
+	if r := results[brokenAt]; !strings.Contains(r.FirstFailure, "variable expected is a whole number") {
+		t.Errorf("the broken target's first failure is %q: want the refused variable", r.FirstFailure)
+	}
+}
+
+// checkJobStatus: the Job ended Failed, by its one failed index, the
+// broken one; the others succeeded.
+func checkJobStatus(ctx context.Context, t *testing.T, c *kube.Client, ns string) {
+	jobs, err := c.List(ctx, cluster.ObjectQuery{APIVersion: "batch/v1", Kind: "Job", Namespace: ns, Name: "labrun-fleet-e2e-fleet"})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("the Job: %v", err)
+	}
+	s := fleet.State(jobs[0])
+	if s.Finished != "Failed" || s.FailedIndexes != fmt.Sprint(brokenAt) || s.Succeeded != fleetLearners-1 {
+		t.Errorf("the Job's status: %+v; want Failed by index %d alone, %d succeeded", s, brokenAt, fleetLearners-1)
+	}
+}
+
+// checkJUnit: one suite per target, the wrong ones with a failure, the
+// broken one with an error.
+func checkJUnit(t *testing.T, path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Name     string `xml:"name,attr"`
+			Failures int    `xml:"failures,attr"`
+			Errors   int    `xml:"errors,attr"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var failures, errors int
+	for _, s := range doc.Suites {
+		failures += s.Failures
+		errors += s.Errors
+	}
+	if len(doc.Suites) != fleetLearners || failures != len(wrongAt) || errors != 1 {
+		t.Errorf("JUnit: %d suites, %d failures, %d errors; want %d, %d, 1", len(doc.Suites), failures, errors, fleetLearners, len(wrongAt))
+	}
+}
