@@ -101,7 +101,7 @@ func main() {
 	flag.StringVar(&c.results, "results", "testbed/bench/results.json", "where to write the results as JSON")
 	flag.IntVar(&c.polls, "polls", 0, "checks the poll section makes, one a second (default 600, ten minutes, with -n 5 or more; 20 per run otherwise)")
 	flag.StringVar(&c.only, "only", "", "comma-separated sections to run (default all): "+sectionNames())
-	flag.IntVar(&c.classSize, "class-size", 200, "learner namespaces of the class section")
+	flag.IntVar(&c.classSize, "class-size", 0, "learner namespaces of the class section (default 200 with -n 5 or more; 20 otherwise, as CI's short run)")
 	flag.StringVar(&c.image, "image", "labrun.local/labrun:latest", "labrun's image the class section's Job runs (make image, testbed/lib/labrun-image.sh)")
 	parallel := flag.String("class-parallel", "1,4,20", "the parallelisms the class section grades with, comma-separated")
 	flag.Parse()
