@@ -3,7 +3,6 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/labrun/labrun/runner"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func writeFile(t *testing.T, name, text string) string {
 	t.Helper()
