@@ -71,7 +71,6 @@ func fleetRender(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&j.Name, "name", "", "the name of the Job, its ServiceAccount and ConfigMap (default labrun-PLAYBOOK-fleet)")
 	fs.StringVarP(&j.Namespace, "namespace", "n", "labrun", "the namespace the Job runs in")
 	fs.StringVar(&j.Image, "image", "labrun.local/labrun:latest", "labrun's image (make image)")
-	fs.StringVar(&j.Server, "server", "https://kubernetes.default.svc", "the API server's URL from inside a pod (an IP where the cluster has no DNS)")
 	fs.IntVar(&j.Parallelism, "parallel", 4, "how many targets are checked at once")
 	fs.IntVar(&j.BackoffLimitPerIndex, "retries", 2, "how many times a target is checked again after an infrastructure error")
 	fs.IntVar(&j.MaxFailedIndexes, "max-failed", 0, "stop the Job when more targets than this cannot be graded (default: a tenth of them, at least 1)")

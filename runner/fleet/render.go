@@ -35,18 +35,13 @@ type Job struct {
 	PlaybookData, TargetsData []byte
 	// Set are --set values every target's check takes.
 	Set []string
-	// Server is the API server's URL as the pods reach it: the
-	// kubeconfig the ConfigMap holds names it, with the pod's
-	// ServiceAccount token and CA.
-	Server string
 }
 
 // The paths inside the pod.
 const (
-	mountDir      = "/lab"
-	targetsKey    = "targets.yaml"
-	kubeconfigKey = "kubeconfig.yaml"
-	terminateLog  = "/dev/termination-log"
+	mountDir     = "/lab"
+	targetsKey   = "targets.yaml"
+	terminateLog = "/dev/termination-log"
 )
 
 // Exit codes of labrun check --targets, which the Job's podFailurePolicy
@@ -90,8 +85,8 @@ var configKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
 // of each to the ServiceAccount, and the Indexed Job.
 func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName string) error {
 	key := filepath.Base(j.Playbook)
-	if !configKey.MatchString(key) || key == targetsKey || key == kubeconfigKey {
-		return fmt.Errorf("the playbook's file name %q cannot be a ConfigMap key (letters, digits, '-', '_', '.'; not %s or %s)", key, targetsKey, kubeconfigKey)
+	if !configKey.MatchString(key) || key == targetsKey {
+		return fmt.Errorf("the playbook's file name %q cannot be a ConfigMap key (letters, digits, '-', '_', '.'; not %s)", key, targetsKey)
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# labrun fleet render: grade %d targets of %s with playbook %s,\n# one index of an Indexed Job per target (docs/fleet.md).\n", len(ts.List), filepath.Base(ts.File), key)
@@ -99,7 +94,7 @@ func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName strin
 	docs := []any{
 		object{APIVersion: "v1", Kind: "ServiceAccount", Metadata: meta},
 		configMap{object: object{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta}, Data: map[string]string{
-			key: string(j.PlaybookData), targetsKey: string(j.TargetsData), kubeconfigKey: kubeconfig(j)}},
+			key: string(j.PlaybookData), targetsKey: string(j.TargetsData)}},
 	}
 	for _, d := range docs {
 		if err := writeDoc(&b, d); err != nil {
@@ -122,32 +117,6 @@ func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName strin
 	}
 	_, err := w.Write(b.Bytes())
 	return err
-}
-
-// saDir is where the kubelet mounts a pod's ServiceAccount token and the
-// cluster's CA.
-const saDir = "/var/run/secrets/kubernetes.io/serviceaccount"
-
-// kubeconfig is the pods' kubeconfig: the API server at j.Server, as the
-// pod's ServiceAccount, by the token the kubelet mounts and renews
-// (client-go reads tokenFile again as it changes).
-func kubeconfig(j Job) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: cluster
-  cluster:
-    server: %s
-    certificate-authority: %s/ca.crt
-users:
-- name: %s
-  user:
-    tokenFile: %s/token
-contexts:
-- name: job
-  context: {cluster: cluster, user: %s, namespace: %s}
-current-context: job
-`, j.Server, saDir, j.Name, saDir, j.Name, j.Namespace)
 }
 
 // jobComment says what the podFailurePolicy does, above the Job.
@@ -207,11 +176,17 @@ func bindings(j Job, needs []access.Need, roleName string) []any {
 }
 
 // jobObject is the Indexed Job of n indexes running the playbook stored
-// under key.
+// under key. Its pods are given no kubeconfig: labrun in a pod without one
+// connects in-cluster, as the pod's ServiceAccount (the token, its CA and
+// namespace Kubernetes mounts, the API server the kubelet's
+// KUBERNETES_SERVICE_HOST names), so the Job needs no address of the API
+// server, works on a cluster without DNS, and the token is the one the
+// kubelet rotates. automountServiceAccountToken is set so that a
+// ServiceAccount made not to mount its token still has it mounted here.
 func jobObject(j Job, key string, n int) job {
 	args := []string{"check", mountDir + "/" + key, "--targets", mountDir + "/" + targetsKey,
 		"--index", "$(JOB_COMPLETION_INDEX)", "--termination-log", terminateLog,
-		"--kubeconfig", mountDir + "/" + kubeconfigKey, "--no-progress", "--verbose"}
+		"--no-progress", "--verbose"}
 	if j.Timeout > 0 {
 		args = append(args, "--timeout", j.Timeout.String())
 	}
@@ -232,7 +207,7 @@ func jobObject(j Job, key string, n int) job {
 			Template: podTemplate{
 				Metadata: objectMeta{Labels: labels(j.Name)},
 				Spec: podSpec{
-					ServiceAccountName: j.Name, RestartPolicy: "Never",
+					ServiceAccountName: j.Name, AutomountServiceAccountToken: true, RestartPolicy: "Never",
 					SecurityContext: map[string]any{"runAsNonRoot": true, "seccompProfile": map[string]string{"type": "RuntimeDefault"}},
 					Volumes: []volume{
 						{Name: "lab", ConfigMap: &configMapRef{Name: j.Name}},
@@ -318,11 +293,12 @@ type (
 		Spec     podSpec    `yaml:"spec"`
 	}
 	podSpec struct {
-		ServiceAccountName string         `yaml:"serviceAccountName"`
-		RestartPolicy      string         `yaml:"restartPolicy"`
-		SecurityContext    map[string]any `yaml:"securityContext"`
-		Volumes            []volume       `yaml:"volumes"`
-		Containers         []container    `yaml:"containers"`
+		ServiceAccountName           string         `yaml:"serviceAccountName"`
+		AutomountServiceAccountToken bool           `yaml:"automountServiceAccountToken"`
+		RestartPolicy                string         `yaml:"restartPolicy"`
+		SecurityContext              map[string]any `yaml:"securityContext"`
+		Volumes                      []volume       `yaml:"volumes"`
+		Containers                   []container    `yaml:"containers"`
 	}
 	volume struct {
 		Name      string        `yaml:"name"`

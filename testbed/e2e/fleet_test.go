@@ -11,7 +11,8 @@ package e2e
 // variable of the wrong type, edited into the Job's ConfigMap after
 // render, which refuses it), so it fails at once, exit 2, and is not
 // retried. collect must report exactly that, and the Job's own status
-// must agree.
+// must agree. The Job's pods are given no kubeconfig: labrun connects
+// in-cluster, as the Job's ServiceAccount, by the token Kubernetes mounts.
 //
 // The image is the tarball LABRUN_IMAGE_TARBALL names, else the one make
 // image builds (in a clone: go build stamps no commit in a worktree). As
@@ -65,8 +66,10 @@ func TestFleetJob(t *testing.T) {
 	targetsFile := filepath.Join(dir, "targets.yaml")
 	writeTargets(t, targetsFile, targets)
 
-	server := apiServerURL(ctx, t, c)
-	job := fleetRender(t, bin, targetsFile, run, server, ref)
+	job := fleetRender(t, bin, targetsFile, run, ref)
+	if strings.Contains(job, "kubeconfig") || !strings.Contains(job, "automountServiceAccountToken: true") {
+		t.Fatalf("the rendered Job gives its pods a kubeconfig, or not their ServiceAccount's token:\n%s", job)
+	}
 	// The broken target, after render (which refuses it): its check is
 	// refused when the pod loads the playbook with its variables.
 	broken := fmt.Sprintf("{namespace: %s}", targets[brokenAt])
@@ -159,21 +162,11 @@ func writeTargets(t *testing.T, path string, namespaces []string) {
 	}
 }
 
-// apiServerURL is the API server as a pod reaches it: the kubernetes
-// Service's address (the test cluster has no DNS).
-func apiServerURL(ctx context.Context, t *testing.T, c *kube.Client) string {
-	svcs, err := c.List(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "kubernetes"})
-	if err != nil || len(svcs) == 0 {
-		t.Fatalf("the kubernetes Service: %v", err)
-	}
-	return "https://" + k8sobj.String(svcs[0], "spec", "clusterIP") + ":443"
-}
-
 // fleetRender runs labrun fleet render and returns the YAML it printed.
-func fleetRender(t *testing.T, bin, targetsFile, ns, server, image string) string {
+func fleetRender(t *testing.T, bin, targetsFile, ns, image string) string {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "fleet", "render", fleetPlaybook, "--targets", targetsFile, "-n", ns,
-		"--server", server, "--image", image, "--parallel", "5", "--max-failed", "3")
+		"--image", image, "--parallel", "5", "--max-failed", "3")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("labrun fleet render: %v\n%s", err, stderr.String())
