@@ -99,6 +99,7 @@ type grading struct {
 	results  []fleet.Result
 	requests float64 // API server requests during the grading
 	peakMB   float64 // the grading process's peak memory (0: not measured)
+	mem      podMem  // the Job's pods' peak memory (none: not a Job)
 }
 
 func (g grading) rows(name string, n int) []Row {
@@ -114,7 +115,21 @@ func (g grading) rows(name string, n int) []Row {
 	per := Row{Name: name + ": one target's check, p50", Labrun: newSeries("labrun", "ms", []float64{nearestRank(secs, 50)})}.
 		withNote("p95 %.0f ms; API server requests per target %.1f (apiserver_request_total over the grading, the cluster's own background included)%s",
 			nearestRank(secs, 95), g.requests/float64(n), peakNote(g.peakMB))
-	return []Row{wall, per}
+	rows := []Row{wall, per}
+	if len(g.mem.pod) > 0 {
+		rows = append(rows, g.mem.row(name))
+	}
+	return rows
+}
+
+// row is the pods' peak memory: p50 of the labrun containers, with their
+// max and the pods' own in the note.
+func (m podMem) row(name string) Row {
+	c, p := slices.Sorted(slices.Values(m.container)), slices.Sorted(slices.Values(m.pod))
+	return Row{Name: name + ": a pod's labrun container, peak memory p50", Labrun: newSeries("labrun", "MB", []float64{nearestRank(c, 50)})}.
+		withNote("max %.1f MB over %d containers (their memory cgroup's high-water mark, read every %s until the container ended); "+
+			"the pod's cgroup (labrun and the pause sandbox) p50 %.1f MB, max %.1f MB over %d pods, %d of them read after a container ended",
+			nearestRank(c, 100), len(c), pollEvery, nearestRank(p, 50), nearestRank(p, 100), len(p), m.final)
 }
 
 func peakNote(mb float64) string {
@@ -169,13 +184,22 @@ func (b *bench) gradeJob(ctx context.Context, run, targets string, parallel, n i
 	if err != nil {
 		return grading{}, err
 	}
+	mem, err := newPodMemory(b.testbedEnv)
+	if err != nil {
+		return grading{}, err
+	}
+	stopMem := mem.start()
 	start := time.Now()
 	if _, err := b.kubectlRun(ctx, bytes.NewReader(render.stdout), "apply", "-f", "-"); err != nil {
+		stopMem()
 		return grading{}, err
 	}
 	c, err := runProc(ctx, []string{b.labrun, "fleet", "collect", "--kubeconfig", b.kubeconfig, "-n", run, "--job", name,
 		"--wait", "30m", "--targets", targets, "--report", "json=" + report}, procOpts{timeout: 31 * time.Minute})
 	wall := time.Since(start)
+	// The last pods' cgroups outlive collect's end by about a second.
+	mem.waitGone(30 * time.Second)
+	stopMem()
 	if err != nil {
 		return grading{}, fmt.Errorf("fleet collect: %v\n%s", err, tail(c.stdout))
 	}
@@ -184,8 +208,12 @@ func (b *bench) gradeJob(ctx context.Context, run, targets string, parallel, n i
 		return grading{}, err
 	}
 	g := grading{wall: wall, requests: after - before}
+	if g.mem, err = mem.forJob(ctx, b, run, name); err != nil {
+		return grading{}, err
+	}
 	g.results, err = readClass(report, n)
-	fmt.Fprintf(os.Stderr, "   Job, parallelism %d: %.1f s\n", parallel, wall.Seconds())
+	fmt.Fprintf(os.Stderr, "   Job, parallelism %d: %.1f s; pods' peak memory read from their cgroups: %d of %d after a container ended\n",
+		parallel, wall.Seconds(), g.mem.final, len(g.mem.pod))
 	b.kubectlRun(ctx, nil, "delete", "job", name, "-n", run, "--wait=false")
 	return g, err
 }
