@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -75,6 +76,8 @@ func fleetRender(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&j.BackoffLimitPerIndex, "retries", 2, "how many times a target is checked again after an infrastructure error")
 	fs.IntVar(&j.MaxFailedIndexes, "max-failed", 0, "stop the Job when more targets than this cannot be graded (default: a tenth of them, at least 1)")
 	fs.DurationVar(&j.Timeout, "timeout", 5*time.Minute, "time limit of one target's check")
+	includes := fs.StringArray("include", nil, "carry this file the playbook reads (a schema, say), by its `PATH` from the playbook's directory, to the same place in the pods; repeatable")
+	outputs := fs.String("outputs", "", "`VAR=DIR`: carry each learner's files, DIR/<target name>/, to its pod, and set its playbook variable VAR to their directory there (as check --targets --outputs)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -86,6 +89,12 @@ func fleetRender(args []string, stdout, stderr io.Writer) int {
 	ts, err := fleet.ReadTargets(*targets)
 	if err != nil {
 		return printLoadError(stderr, err)
+	}
+	if *outputs != "" {
+		if err := ts.SetOutputs(*outputs); err != nil {
+			fmt.Fprintf(stderr, "labrun fleet render: %v\n", err)
+			return exitInvalid
+		}
 	}
 	plan, err := runner.Load(j.Playbook, runner.Options{Set: set})
 	if err != nil {
@@ -106,6 +115,9 @@ func fleetRender(args []string, stdout, stderr io.Writer) int {
 		j.TargetsData, err = os.ReadFile(*targets)
 	}
 	if err == nil {
+		err = carryFiles(&j, ts, *includes)
+	}
+	if err == nil {
 		err = fleet.Render(stdout, j, ts, needs, access.RoleName(plan.Playbook.Name, "check"))
 	}
 	if err != nil {
@@ -113,6 +125,51 @@ func fleetRender(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// carryFiles reads the files the Job's ConfigMaps carry besides the
+// playbook and the targets file: the included ones and the learners'.
+// The playbook is then loaded, for the first target, from a copy of what
+// the pods will have, so that a file it reads and nobody included is
+// found here, not in every pod.
+func carryFiles(j *fleet.Job, ts *fleet.Targets, includes []string) error {
+	for _, p := range includes {
+		if !filepath.IsLocal(p) {
+			return fmt.Errorf("--include %s: expected a path inside the playbook's directory, relative to it", p)
+		}
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(j.Playbook), p))
+		if err != nil {
+			return fmt.Errorf("--include %s: %v", p, err)
+		}
+		j.Includes = append(j.Includes, fleet.File{Path: filepath.ToSlash(filepath.Clean(p)), Data: data})
+	}
+	if ts.OutputsVar != "" {
+		var err error
+		if j.Outputs, err = fleet.ReadOutputs(ts); err != nil {
+			return err
+		}
+		j.OutputsVar = ts.OutputsVar
+	}
+	stage, err := os.MkdirTemp("", "labrun-fleet-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	files := append([]fleet.File{{Path: filepath.Base(j.Playbook), Data: j.PlaybookData}}, j.Includes...)
+	for _, f := range files {
+		p := filepath.Join(stage, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
+			return err
+		}
+	}
+	if _, err := runner.Load(filepath.Join(stage, files[0].Path), ts.Options(ts.List[0], runner.Options{Set: j.Set})); err != nil {
+		return fmt.Errorf("the Job's pods could not load the playbook with only the files it carries (give each file the playbook reads with --include PATH):\n%s",
+			strings.ReplaceAll(err.Error(), stage+string(filepath.Separator), ""))
+	}
+	return nil
 }
 
 // fleetCollect is labrun fleet collect.

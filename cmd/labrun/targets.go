@@ -34,6 +34,8 @@ type targetFlags struct {
 	// termLog: --termination-log, the file the one target's result line
 	// is written to in place (a pod's termination message).
 	termLog string
+	// outputs: --outputs VAR=DIR, each target's output directory.
+	outputs string
 }
 
 func (f *targetFlags) register(fs *pflag.FlagSet) {
@@ -41,13 +43,14 @@ func (f *targetFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.parallel, "parallel", 4, "with --targets: how many targets are checked at once")
 	fs.IntVar(&f.index, "index", -1, "with --targets: check only the target at this index (from 0), as a pod of labrun fleet render's Job does")
 	fs.StringVar(&f.termLog, "termination-log", "", "with --targets --index: write the target's result line into this existing file (a pod's /dev/termination-log)")
+	fs.StringVar(&f.outputs, "outputs", "", "with --targets: `VAR=DIR` sets each target's playbook variable VAR to DIR/<target name>, the directory of that learner's files")
 }
 
 // conflicts says what is wrong with the flags together, "" when nothing.
 func (f *targetFlags) conflicts(a *runArgs) string {
 	switch {
-	case f.file == "" && (f.index >= 0 || f.termLog != ""):
-		return "--index and --termination-log grade one target of a targets file: give --targets"
+	case f.file == "" && (f.index >= 0 || f.termLog != "" || f.outputs != ""):
+		return "--index, --termination-log and --outputs are for the targets of a targets file: give --targets"
 	case f.file == "":
 		return ""
 	case f.parallel < 1:
@@ -71,6 +74,12 @@ func (a *runArgs) checkTargets(stdout, stderr io.Writer) int {
 	ts, err := fleet.ReadTargets(a.targets.file)
 	if err != nil {
 		return printLoadError(stderr, err)
+	}
+	if a.targets.outputs != "" {
+		if err := ts.SetOutputs(a.targets.outputs); err != nil {
+			fmt.Fprintf(stderr, "labrun check: %v\n", err)
+			return exitInvalid
+		}
 	}
 	indexes := make([]int, len(ts.List))
 	for i := range indexes {

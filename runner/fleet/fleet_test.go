@@ -116,3 +116,45 @@ func TestCollect(t *testing.T) {
 		t.Errorf("worst class %q: a missing result counts as the cluster's", c)
 	}
 }
+
+func TestOutputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a/answer.json", "a/.labrun/journal.jsonl", "b/x.json"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := &Targets{Var: "ns", List: []Target{{Name: "a", Namespace: "a"}, {Name: "b", Namespace: "b"}, {Name: "c", Namespace: "c"}}}
+	for _, bad := range []string{"out", "=dir", "1x=dir", "out="} {
+		if err := ts.SetOutputs(bad); err == nil {
+			t.Errorf("SetOutputs(%q) took it", bad)
+		}
+	}
+	if err := ts.SetOutputs("out=" + dir); err != nil {
+		t.Fatal(err)
+	}
+	if o := ts.Options(ts.List[2], runner.Options{}); strings.Join(o.Set, " ") != "ns=c out="+filepath.Join(dir, "c") {
+		t.Errorf("options of c: %v", o.Set)
+	}
+	files, err := ReadOutputs(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, outputsKey(f)+"="+f.Path+":"+string(f.Data))
+	}
+	want := "0=0/.index: 0.answer.json=0/a/answer.json:a/answer.json 1=1/.index: 1.x.json=1/b/x.json:b/x.json 2=2/.index:"
+	if strings.Join(got, " ") != want {
+		t.Errorf("ReadOutputs:\ngot  %s\nwant %s", strings.Join(got, " "), want)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "b", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadOutputs(ts); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a directory in a learner's files: %v", err)
+	}
+}

@@ -35,6 +35,15 @@ type Job struct {
 	PlaybookData, TargetsData []byte
 	// Set are --set values every target's check takes.
 	Set []string
+	// Includes are the files the playbook reads beside itself (its write
+	// steps' schemas, say), by their path from the playbook's directory,
+	// where the ConfigMap puts them in the pod too.
+	Includes []File
+	// OutputsVar and Outputs are the learners' files (--outputs,
+	// ReadOutputs), carried by a ConfigMap of their own; each pod mounts
+	// its index's and sets OutputsVar to its target's directory there.
+	OutputsVar string
+	Outputs    []File
 }
 
 // The paths inside the pod.
@@ -91,10 +100,25 @@ func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName strin
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# labrun fleet render: grade %d targets of %s with playbook %s,\n# one index of an Indexed Job per target (docs/fleet.md).\n", len(ts.List), filepath.Base(ts.File), key)
 	meta := objectMeta{Name: j.Name, Namespace: j.Namespace, Labels: labels(j.Name)}
+	lab := map[string]string{key: string(j.PlaybookData), targetsKey: string(j.TargetsData)}
+	for i, f := range j.Includes {
+		lab[includeKey(i)] = string(f.Data)
+	}
+	if len(lab) != 2+len(j.Includes) {
+		return fmt.Errorf("the playbook's file name %q is a key of an included file's", key)
+	}
 	docs := []any{
 		object{APIVersion: "v1", Kind: "ServiceAccount", Metadata: meta},
-		configMap{object: object{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta}, Data: map[string]string{
-			key: string(j.PlaybookData), targetsKey: string(j.TargetsData)}},
+		configMap{object: object{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta}, Data: lab},
+	}
+	if j.OutputsVar != "" {
+		data := map[string]string{}
+		for _, f := range j.Outputs {
+			data[outputsKey(f)] = string(f.Data)
+		}
+		om := meta
+		om.Name = outputsName(j)
+		docs = append(docs, configMap{object: object{APIVersion: "v1", Kind: "ConfigMap", Metadata: om}, Data: data})
 	}
 	for _, d := range docs {
 		if err := writeDoc(&b, d); err != nil {
@@ -117,6 +141,23 @@ func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName strin
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+func includeKey(i int) string { return fmt.Sprintf("include-%d", i) }
+
+func outputsName(j Job) string { return j.Name + "-outputs" }
+
+// labItems are the lab ConfigMap's keys as paths in the pod, when it
+// carries included files (else every key is its own path).
+func labItems(j Job, key string) []keyToPath {
+	if len(j.Includes) == 0 {
+		return nil
+	}
+	items := []keyToPath{{Key: key, Path: key}, {Key: targetsKey, Path: targetsKey}}
+	for i, f := range j.Includes {
+		items = append(items, keyToPath{Key: includeKey(i), Path: f.Path})
+	}
+	return items
 }
 
 // jobComment says what the podFailurePolicy does, above the Job.
@@ -193,6 +234,20 @@ func jobObject(j Job, key string, n int) job {
 	for _, s := range j.Set {
 		args = append(args, "--set", s)
 	}
+	volumes := []volume{
+		{Name: "lab", ConfigMap: &configMapRef{Name: j.Name, Items: labItems(j, key)}},
+		{Name: "tmp", EmptyDir: &struct{}{}},
+	}
+	mounts := []volumeMount{{Name: "lab", MountPath: mountDir, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}}
+	if j.OutputsVar != "" {
+		args = append(args, "--outputs", j.OutputsVar+"="+outputsMount)
+		var items []keyToPath
+		for _, f := range j.Outputs {
+			items = append(items, keyToPath{Key: outputsKey(f), Path: f.Path})
+		}
+		volumes = append(volumes, volume{Name: "outputs", ConfigMap: &configMapRef{Name: outputsName(j), Items: items}})
+		mounts = append(mounts, volumeMount{Name: "outputs", MountPath: outputsMount, SubPathExpr: "$(JOB_COMPLETION_INDEX)", ReadOnly: true})
+	}
 	no, yes := false, true
 	return job{
 		object: object{APIVersion: "batch/v1", Kind: "Job", Metadata: objectMeta{Name: j.Name, Namespace: j.Namespace, Labels: labels(j.Name)}},
@@ -209,17 +264,14 @@ func jobObject(j Job, key string, n int) job {
 				Spec: podSpec{
 					ServiceAccountName: j.Name, AutomountServiceAccountToken: true, RestartPolicy: "Never",
 					SecurityContext: map[string]any{"runAsNonRoot": true, "seccompProfile": map[string]string{"type": "RuntimeDefault"}},
-					Volumes: []volume{
-						{Name: "lab", ConfigMap: &configMapRef{Name: j.Name}},
-						{Name: "tmp", EmptyDir: &struct{}{}},
-					},
+					Volumes:         volumes,
 					Containers: []container{{
 						Name: Container, Image: j.Image, ImagePullPolicy: "IfNotPresent", Args: args,
 						Env: []env{{Name: "JOB_COMPLETION_INDEX", ValueFrom: map[string]any{
 							"fieldRef": map[string]string{"fieldPath": "metadata.annotations['" + annotationIndex + "']"}}}},
 						SecurityContext: map[string]any{"allowPrivilegeEscalation": &no, "readOnlyRootFilesystem": &yes, "capabilities": map[string]any{"drop": []string{"ALL"}}},
 						Resources:       map[string]any{"requests": map[string]string{"cpu": "50m", "memory": "64Mi"}, "limits": map[string]string{"memory": "256Mi"}},
-						VolumeMounts:    []volumeMount{{Name: "lab", MountPath: mountDir, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}},
+						VolumeMounts:    mounts,
 					}},
 				},
 			},
@@ -306,7 +358,12 @@ type (
 		EmptyDir  *struct{}     `yaml:"emptyDir,omitempty"`
 	}
 	configMapRef struct {
-		Name string `yaml:"name"`
+		Name  string      `yaml:"name"`
+		Items []keyToPath `yaml:"items,omitempty"`
+	}
+	keyToPath struct {
+		Key  string `yaml:"key"`
+		Path string `yaml:"path"`
 	}
 	container struct {
 		Name            string         `yaml:"name"`
@@ -323,8 +380,9 @@ type (
 		ValueFrom map[string]any `yaml:"valueFrom"`
 	}
 	volumeMount struct {
-		Name      string `yaml:"name"`
-		MountPath string `yaml:"mountPath"`
-		ReadOnly  bool   `yaml:"readOnly,omitempty"`
+		Name        string `yaml:"name"`
+		MountPath   string `yaml:"mountPath"`
+		SubPathExpr string `yaml:"subPathExpr,omitempty"`
+		ReadOnly    bool   `yaml:"readOnly,omitempty"`
 	}
 )

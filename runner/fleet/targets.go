@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -35,6 +36,10 @@ type Targets struct {
 	// namespace.
 	Var  string
 	List []Target
+	// OutputsVar and OutputsDir are --outputs VAR=DIR: each target's
+	// variable OutputsVar is OutputsDir/<its name>, the directory of the
+	// learner's files a playbook's write steps grade.
+	OutputsVar, OutputsDir string
 }
 
 // Target is one learner's place to grade: a namespace of the cluster
@@ -50,12 +55,16 @@ type Target struct {
 }
 
 // Options are the run's options for target t: base's, then t's
-// namespace variable, then t's own Set (later wins, as --set does).
+// namespace variable, its output directory (--outputs), then t's own Set
+// (later wins, as --set does).
 func (ts *Targets) Options(t Target, base runner.Options) runner.Options {
 	o := base
 	o.Set = slices.Clone(base.Set)
 	if t.Namespace != "" {
 		o.Set = append(o.Set, ts.Var+"="+t.Namespace)
+	}
+	if ts.OutputsVar != "" {
+		o.Set = append(o.Set, ts.OutputsVar+"="+filepath.Join(ts.OutputsDir, t.Name))
 	}
 	o.Set = append(o.Set, t.Set...)
 	return o

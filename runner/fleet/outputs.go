@@ -1,0 +1,98 @@
+package fleet
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labrun/labrun/internal/outdir"
+)
+
+// File is a file a Job's ConfigMap carries: its path in the volume and
+// its bytes.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// outputsMount is where a Job's pod finds the learners' files: the
+// outputs ConfigMap's directory of the pod's own index, mounted by
+// subPathExpr, holding <target name>/<file>.
+const outputsMount = "/outputs"
+
+// maxConfigMap is the most a ConfigMap's data may hold.
+const maxConfigMap = 1 << 20
+
+// varName is what --outputs may name.
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// SetOutputs reads --outputs VAR=DIR into ts: each target's variable VAR
+// is then DIR/<its name>.
+func (ts *Targets) SetOutputs(flag string) error {
+	v, dir, ok := strings.Cut(flag, "=")
+	if !ok || !varName.MatchString(v) || dir == "" {
+		return fmt.Errorf("--outputs %q: expected VAR=DIR, the playbook variable that names a learner's output directory and the directory holding one per target, by its name", flag)
+	}
+	ts.OutputsVar, ts.OutputsDir = v, dir
+	return nil
+}
+
+// ReadOutputs reads each target's files (OutputsDir/<name>/, its output
+// directory: files, not directories, but for labrun's own state) as the
+// Job's outputs ConfigMap carries them: the file at <index>/<name>/<file>,
+// and an empty <index>/.index, so the index's directory exists even for a
+// learner with no files (whose check then finds none, as check --targets
+// does). A directory that is missing is a learner with no files.
+func ReadOutputs(ts *Targets) ([]File, error) {
+	var out []File
+	size := 0
+	for i, t := range ts.List {
+		prefix := strconv.Itoa(i)
+		out = append(out, File{Path: prefix + "/.index"})
+		dir := filepath.Join(ts.OutputsDir, t.Name)
+		entries, err := os.ReadDir(dir)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %v", t.Name, err)
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			switch {
+			case e.Name() == outdir.StateDir:
+				continue
+			case !e.Type().IsRegular():
+				return nil, fmt.Errorf("target %q: %s is not a regular file: a Job carries a learner's files, not directories or links", t.Name, path)
+			case !configKey.MatchString(e.Name()):
+				return nil, fmt.Errorf("target %q: %s: a file's name a ConfigMap can carry is letters, digits, '-', '_' and '.'", t.Name, path)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("target %q: %v", t.Name, err)
+			}
+			if !utf8.Valid(data) {
+				return nil, fmt.Errorf("target %q: %s is not UTF-8 text, which a ConfigMap's data is", t.Name, path)
+			}
+			if size += len(data) + len(e.Name()) + len(prefix) + 1; size > maxConfigMap {
+				return nil, fmt.Errorf("the learners' files under %s pass %d bytes, the most a ConfigMap holds: grade this class with check --targets", ts.OutputsDir, maxConfigMap)
+			}
+			out = append(out, File{Path: prefix + "/" + t.Name + "/" + e.Name(), Data: data})
+		}
+	}
+	return out, nil
+}
+
+// outputsKey is the ConfigMap key of an outputs file: its index, a dot,
+// its name (the first dot parts them), or the index alone for .index.
+func outputsKey(f File) string {
+	index, rest, _ := strings.Cut(f.Path, "/")
+	if rest == ".index" {
+		return index
+	}
+	return index + "." + filepath.Base(rest)
+}
