@@ -17,9 +17,19 @@ import (
 	"github.com/labrun/labrun/runner/fleet"
 )
 
-// classPlaybook is the namespace-scoped lab the class is graded with: the
-// learner's answer is the ConfigMap "answer" in their namespace.
-const classPlaybook = "cmd/labrun/testdata/fleet/lab.yaml"
+// classLab is the lab a class is graded with, and what fleet render and
+// check --targets need besides the targets file.
+type classLab struct {
+	playbook string
+	// render and check are more arguments of fleet render and of check
+	// --targets (the files the lab reads, the learners' files).
+	render, check []string
+}
+
+// smallLab is the namespace-scoped lab the class is graded with by
+// default: the learner's answer is the ConfigMap "answer" in their
+// namespace.
+var smallLab = classLab{playbook: "cmd/labrun/testdata/fleet/lab.yaml"}
 
 // benchClass grades a class of b.classSize learner namespaces (one in ten
 // with a wrong answer) with each parallelism of b.classParallel (1, 4
@@ -29,6 +39,9 @@ const classPlaybook = "cmd/labrun/testdata/fleet/lab.yaml"
 // a bash loop of kubectl doing the same checks one after another. Every
 // grading must find exactly the wrong answers.
 func benchClass(ctx context.Context, b *bench) ([]Row, error) {
+	if b.classLab == "classroom" {
+		return benchClassroom(ctx, b)
+	}
 	n := b.classSize
 	if n == 0 {
 		n = 20 // a short run (CI's), so the section cannot rot
@@ -42,27 +55,13 @@ func benchClass(ctx context.Context, b *bench) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	targets := filepath.Join(b.work, "class-targets.yaml")
-	var tb strings.Builder
-	tb.WriteString("targets:\n")
-	for _, ns := range namespaces {
-		fmt.Fprintf(&tb, "  - namespace: %s\n", ns)
-	}
-	if err := os.WriteFile(targets, []byte(tb.String()), 0o644); err != nil {
+	targets, err := b.writeTargets(namespaces)
+	if err != nil {
 		return nil, err
 	}
-	var rows []Row
-	for _, p := range b.classParallel {
-		fan, err := b.gradeFanOut(ctx, targets, p, n)
-		if err != nil {
-			return nil, err
-		}
-		job, err := b.gradeJob(ctx, run, targets, p, n)
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, fan.rows(fmt.Sprintf("check --targets, parallel %d", p), n)...)
-		rows = append(rows, job.rows(fmt.Sprintf("Indexed Job, parallelism %d", p), n)...)
+	rows, err := b.gradeEach(ctx, smallLab, run, targets, n)
+	if err != nil {
+		return nil, err
 	}
 	bash, err := b.gradeBash(ctx, namespaces)
 	if err != nil {
@@ -70,6 +69,36 @@ func benchClass(ctx context.Context, b *bench) ([]Row, error) {
 	}
 	rows = append(rows, Row{Name: fmt.Sprintf("bash loop of kubectl over %d namespaces, wall", n), Labrun: durations("bash", "s", []time.Duration{bash})}.
 		withNote("for ns in ...; do kubectl -n $ns get configmap answer -o jsonpath={.data.value}; compare; done: the same read and comparison per learner, one kubectl process each, one after another."))
+	return rows, nil
+}
+
+// writeTargets writes the class's targets file.
+func (b *bench) writeTargets(namespaces []string) (string, error) {
+	targets := filepath.Join(b.work, "class-targets.yaml")
+	var tb strings.Builder
+	tb.WriteString("targets:\n")
+	for _, ns := range namespaces {
+		fmt.Fprintf(&tb, "  - namespace: %s\n", ns)
+	}
+	return targets, os.WriteFile(targets, []byte(tb.String()), 0o644)
+}
+
+// gradeEach grades the class with check --targets and as the Job, at
+// each parallelism.
+func (b *bench) gradeEach(ctx context.Context, lab classLab, run, targets string, n int) ([]Row, error) {
+	var rows []Row
+	for _, p := range b.classParallel {
+		fan, err := b.gradeFanOut(ctx, lab, targets, p, n)
+		if err != nil {
+			return nil, err
+		}
+		job, err := b.gradeJob(ctx, lab, run, targets, p, n)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, fan.rows(fmt.Sprintf("check --targets, parallel %d", p), n)...)
+		rows = append(rows, job.rows(fmt.Sprintf("Indexed Job, parallelism %d", p), n)...)
+	}
 	return rows, nil
 }
 
@@ -149,14 +178,15 @@ func nearestRank(sorted []float64, p float64) float64 {
 }
 
 // gradeFanOut grades the class with check --targets.
-func (b *bench) gradeFanOut(ctx context.Context, targets string, parallel, n int) (grading, error) {
+func (b *bench) gradeFanOut(ctx context.Context, lab classLab, targets string, parallel, n int) (grading, error) {
 	report := filepath.Join(b.work, fmt.Sprintf("class-fanout-%d.jsonl", parallel))
 	before, err := b.apiRequests(ctx)
 	if err != nil {
 		return grading{}, err
 	}
-	p, err := runProc(ctx, []string{b.labrun, "check", "--kubeconfig", b.kubeconfig, "--targets", targets,
-		"--parallel", strconv.Itoa(parallel), "--report", "json=" + report, classPlaybook}, procOpts{rss: true, timeout: 30 * time.Minute})
+	argv := append([]string{b.labrun, "check", "--kubeconfig", b.kubeconfig, "--targets", targets,
+		"--parallel", strconv.Itoa(parallel), "--report", "json=" + report}, lab.check...)
+	p, err := runProc(ctx, append(argv, lab.playbook), procOpts{rss: true, timeout: 30 * time.Minute})
 	if err != nil {
 		return grading{}, fmt.Errorf("check --targets: %v\n%s", err, tail(p.stdout))
 	}
@@ -172,10 +202,11 @@ func (b *bench) gradeFanOut(ctx context.Context, targets string, parallel, n int
 
 // gradeJob grades the class with the rendered Job: the wall time from
 // kubectl apply to collect's end.
-func (b *bench) gradeJob(ctx context.Context, run, targets string, parallel, n int) (grading, error) {
+func (b *bench) gradeJob(ctx context.Context, lab classLab, run, targets string, parallel, n int) (grading, error) {
 	name := fmt.Sprintf("class-p%d", parallel)
-	render, err := runProc(ctx, []string{b.labrun, "fleet", "render", classPlaybook, "--targets", targets, "-n", run, "--name", name,
-		"--image", b.image, "--parallel", strconv.Itoa(parallel), "--max-failed", strconv.Itoa(n)}, procOpts{})
+	argv := []string{b.labrun, "fleet", "render", lab.playbook, "--targets", targets, "-n", run, "--name", name,
+		"--image", b.image, "--parallel", strconv.Itoa(parallel), "--max-failed", strconv.Itoa(n)}
+	render, err := runProc(ctx, append(argv, lab.render...), procOpts{})
 	if err != nil {
 		return grading{}, fmt.Errorf("fleet render: %v\n%s", err, tail(render.stderr))
 	}

@@ -50,6 +50,9 @@ type config struct {
 	classSize     int
 	classParallel []int
 	image         string
+	// classLab is the lab the class section grades: "fleet" (one
+	// ConfigMap per learner) or "classroom" (playbooks/classroom.yaml).
+	classLab string
 	// testbedEnv is the testbed's env file: its CG_BASE says where its
 	// pods' cgroups are.
 	testbedEnv string
@@ -106,6 +109,7 @@ func main() {
 	flag.StringVar(&c.only, "only", "", "comma-separated sections to run (default all): "+sectionNames())
 	flag.IntVar(&c.classSize, "class-size", 0, "learner namespaces of the class section (default 200 with -n 5 or more; 20 otherwise, as CI's short run)")
 	flag.StringVar(&c.image, "image", "labrun.local/labrun:latest", "labrun's image the class section's Job runs (make image, testbed/lib/labrun-image.sh)")
+	flag.StringVar(&c.classLab, "class-lab", "fleet", "the lab the class section grades: fleet (cmd/labrun/testdata/fleet/lab.yaml, one ConfigMap per learner) or classroom (playbooks/classroom.yaml solved in as many namespaces as the cluster holds)")
 	flag.StringVar(&c.testbedEnv, "testbed-env", "/var/lib/labrun-testbed/env", "the test cluster's env file (its CG_BASE: where the class section reads its pods' peak memory)")
 	parallel := flag.String("class-parallel", "1,4,20", "the parallelisms the class section grades with, comma-separated")
 	flag.Parse()
@@ -117,7 +121,7 @@ func main() {
 		}
 		c.classParallel = append(c.classParallel, v)
 	}
-	if c.n < 1 || flag.NArg() > 0 {
+	if c.n < 1 || flag.NArg() > 0 || c.classLab != "fleet" && c.classLab != "classroom" {
 		flag.Usage()
 		os.Exit(2)
 	}
