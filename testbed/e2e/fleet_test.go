@@ -317,3 +317,80 @@ func checkJUnit(t *testing.T, path string) {
 		t.Errorf("JUnit: %d suites, %d failures, %d errors; want %d, %d, 1", len(doc.Suites), failures, errors, fleetLearners, len(wrongAt))
 	}
 }
+
+// TestFleetJobClassroom grades the classroom lab (playbooks/classroom.yaml:
+// 5 pods per solved namespace, 4 files per learner) with the rendered Job:
+// the schemas its write steps read go with it (--include), each learner's
+// files to that learner's pod only (--outputs). Two learners solve it; the
+// second's scale.json then holds one wrong value. collect and check
+// --targets --outputs must both find exactly that.
+func TestFleetJobClassroom(t *testing.T) {
+	c := kubetest.Connect(t)
+	kc := kubetest.Kubeconfig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ref := importLabrunImage(t)
+	bin := buildLabrun(t)
+	dir, answers := t.TempDir(), filepath.Join(t.TempDir(), "answers")
+
+	run := kubetest.NamespaceName("e2e-fleet-room")
+	learners := []string{run + "-l00", run + "-l01"}
+	var b strings.Builder
+	for _, ns := range append([]string{run}, learners...) {
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
+		t.Cleanup(func() {
+			c.Delete(context.Background(), cluster.ObjectQuery{Kind: "Namespace", Name: ns}, cluster.DeleteRequest{IgnoreNotFound: true})
+		})
+	}
+	kubetest.ApplyInNamespace(ctx, t, c, run, "the class", b.String())
+	for _, ns := range learners {
+		command(t, bin, "run", "--no-progress", "--kubeconfig", kc, "--vars", "../../playbooks/classroom.testbed.yaml",
+			"--set", "namespace="+ns, "--set", "out="+filepath.Join(answers, ns), "../../playbooks/classroom.yaml")
+	}
+	scale := filepath.Join(answers, learners[1], "scale.json")
+	data := readFile(t, scale)
+	if !strings.Contains(data, `"replicas": 3,`) {
+		t.Fatalf("%s does not hold replicas 3:\n%s", scale, data)
+	}
+	if err := os.WriteFile(scale, []byte(strings.Replace(data, `"replicas": 3,`, `"replicas": 4,`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	targetsFile := filepath.Join(dir, "targets.yaml")
+	writeTargets(t, targetsFile, learners)
+
+	args := []string{"fleet", "render", "../../playbooks/classroom.yaml", "--targets", targetsFile, "-n", run, "--image", ref, "--outputs", "out=" + answers}
+	for _, s := range []string{"deploy", "scale", "expose", "policy"} {
+		args = append(args, "--include", "classroom/schemas/"+s+".schema.json")
+	}
+	code, job := runLabrun(t, bin, args...)
+	if code != 0 {
+		t.Fatalf("labrun fleet render exited %d:\n%s", code, job)
+	}
+	kubetest.ApplyInNamespace(ctx, t, c, run, "the rendered Job", job)
+	report := filepath.Join(dir, "class.jsonl")
+	code, out := runLabrun(t, bin, "fleet", "collect", "--kubeconfig", kc, "-n", run, "--job", "labrun-classroom-fleet",
+		"--wait", "5m", "--targets", targetsFile, "--report", "json="+report)
+	t.Logf("labrun fleet collect exited %d:\n%s", code, out)
+	checkClassroom(t, code, readResults(t, report), learners)
+
+	code, out = runLabrun(t, bin, "check", "--kubeconfig", kc, "--targets", targetsFile, "--outputs", "out="+answers,
+		"--report", "json="+report, "../../playbooks/classroom.yaml")
+	t.Logf("labrun check --targets exited %d:\n%s", code, out)
+	checkClassroom(t, code, readResults(t, report), learners)
+}
+
+// checkClassroom: the first learner passed all 4 tasks, the second is
+// wrong in task 2 by the one value.
+func checkClassroom(t *testing.T, code int, results []fleet.Result, learners []string) {
+	t.Helper()
+	if code != 0 || len(results) != 2 {
+		t.Fatalf("exit %d, %d results: want 0 and 2", code, len(results))
+	}
+	if r := results[0]; r.Target != learners[0] || r.Verdict != fleet.Passed || r.Passed != 4 {
+		t.Errorf("%s: %+v; want passed, 4 tasks", learners[0], r)
+	}
+	if r := results[1]; r.Target != learners[1] || r.Verdict != fleet.Wrong || r.Passed != 3 ||
+		!strings.Contains(r.FirstFailure, "scale.json: replicas is 4, expected 3") {
+		t.Errorf("%s: %+v; want wrong in scale.json's replicas alone", learners[1], r)
+	}
+}
