@@ -311,6 +311,15 @@ func (d *Dir) Exists(rel string) bool {
 	return err == nil
 }
 
+// List lists the directory's entries as the directory holds them (a link
+// is listed as a link, not followed); none for a missing directory.
+func (d *Dir) List() ([]fs.DirEntry, error) {
+	if d.root == nil {
+		return nil, nil
+	}
+	return fs.ReadDir(d.root.FS(), ".")
+}
+
 // ReadFile reads a learner's file rel (from Resolve) inside the directory:
 // a regular file of at most limit bytes. A link leading out, a device or a
 // pipe is refused, so check never blocks on a FIFO or reads what the

@@ -157,4 +157,19 @@ func TestOutputs(t *testing.T) {
 	if _, err := ReadOutputs(ts); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a directory in a learner's files: %v", err)
 	}
+	// A learner's directory that is a link leads anywhere: refused, not
+	// followed.
+	if err := os.RemoveAll(filepath.Join(dir, "b")); err != nil {
+		t.Fatal(err)
+	}
+	secret := t.TempDir()
+	if err := os.WriteFile(filepath.Join(secret, "shadow"), []byte("root:x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "b")); err != nil {
+		t.Fatal(err)
+	}
+	if files, err := ReadOutputs(ts); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a learner's directory that is a link: %v, %d files", err, len(files))
+	}
 }

@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -54,11 +53,16 @@ func ReadOutputs(ts *Targets) ([]File, error) {
 		prefix := strconv.Itoa(i)
 		out = append(out, File{Path: prefix + "/.index"})
 		dir := filepath.Join(ts.OutputsDir, t.Name)
-		entries, err := os.ReadDir(dir)
-		if os.IsNotExist(err) {
-			continue
-		}
+		// A learner's directory is untrusted: it is opened as a root (a
+		// link in its place refused) and each file read through it, so a
+		// file swapped for a link after the listing cannot lead out.
+		d, err := outdir.Open(dir)
 		if err != nil {
+			return nil, fmt.Errorf("target %q: %v", t.Name, err)
+		}
+		entries, err := d.List()
+		if err != nil {
+			d.Close()
 			return nil, fmt.Errorf("target %q: %v", t.Name, err)
 		}
 		for _, e := range entries {
@@ -67,12 +71,15 @@ func ReadOutputs(ts *Targets) ([]File, error) {
 			case e.Name() == outdir.StateDir:
 				continue
 			case !e.Type().IsRegular():
+				d.Close()
 				return nil, fmt.Errorf("target %q: %s is not a regular file: a Job carries a learner's files, not directories or links", t.Name, path)
 			case !configKey.MatchString(e.Name()):
+				d.Close()
 				return nil, fmt.Errorf("target %q: %s: a file's name a ConfigMap can carry is letters, digits, '-', '_' and '.'", t.Name, path)
 			}
-			data, err := os.ReadFile(path)
+			data, err := d.ReadFile(e.Name(), maxConfigMap)
 			if err != nil {
+				d.Close()
 				return nil, fmt.Errorf("target %q: %v", t.Name, err)
 			}
 			if !utf8.Valid(data) {
@@ -83,6 +90,7 @@ func ReadOutputs(ts *Targets) ([]File, error) {
 			}
 			out = append(out, File{Path: prefix + "/" + t.Name + "/" + e.Name(), Data: data})
 		}
+		d.Close()
 	}
 	return out, nil
 }
