@@ -52,45 +52,53 @@ func ReadOutputs(ts *Targets) ([]File, error) {
 	for i, t := range ts.List {
 		prefix := strconv.Itoa(i)
 		out = append(out, File{Path: prefix + "/.index"})
-		dir := filepath.Join(ts.OutputsDir, t.Name)
-		// A learner's directory is untrusted: it is opened as a root (a
-		// link in its place refused) and each file read through it, so a
-		// file swapped for a link after the listing cannot lead out.
-		d, err := outdir.Open(dir)
+		files, err := readLearner(filepath.Join(ts.OutputsDir, t.Name), prefix+"/"+t.Name+"/")
 		if err != nil {
 			return nil, fmt.Errorf("target %q: %v", t.Name, err)
 		}
-		entries, err := d.List()
-		if err != nil {
-			d.Close()
-			return nil, fmt.Errorf("target %q: %v", t.Name, err)
-		}
-		for _, e := range entries {
-			path := filepath.Join(dir, e.Name())
-			switch {
-			case e.Name() == outdir.StateDir:
-				continue
-			case !e.Type().IsRegular():
-				d.Close()
-				return nil, fmt.Errorf("target %q: %s is not a regular file: a Job carries a learner's files, not directories or links", t.Name, path)
-			case !configKey.MatchString(e.Name()):
-				d.Close()
-				return nil, fmt.Errorf("target %q: %s: a file's name a ConfigMap can carry is letters, digits, '-', '_' and '.'", t.Name, path)
-			}
-			data, err := d.ReadFile(e.Name(), maxConfigMap)
-			if err != nil {
-				d.Close()
-				return nil, fmt.Errorf("target %q: %v", t.Name, err)
-			}
-			if !utf8.Valid(data) {
-				return nil, fmt.Errorf("target %q: %s is not UTF-8 text, which a ConfigMap's data is", t.Name, path)
-			}
-			if size += len(data) + len(e.Name()) + len(prefix) + 1; size > maxConfigMap {
+		for _, f := range files {
+			if size += len(f.Data) + len(outputsKey(f)); size > maxConfigMap {
 				return nil, fmt.Errorf("the learners' files under %s pass %d bytes, the most a ConfigMap holds: grade this class with check --targets", ts.OutputsDir, maxConfigMap)
 			}
-			out = append(out, File{Path: prefix + "/" + t.Name + "/" + e.Name(), Data: data})
 		}
-		d.Close()
+		out = append(out, files...)
+	}
+	return out, nil
+}
+
+// readLearner reads one learner's files, each at prefix + its name. The
+// directory is untrusted: it is opened as a root (a link in its place
+// refused) and each file read through it, so a file swapped for a link
+// after the listing cannot lead out.
+func readLearner(dir, prefix string) ([]File, error) {
+	d, err := outdir.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	entries, err := d.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		switch {
+		case e.Name() == outdir.StateDir:
+			continue
+		case !e.Type().IsRegular():
+			return nil, fmt.Errorf("%s is not a regular file: a Job carries a learner's files, not directories or links", path)
+		case !configKey.MatchString(e.Name()):
+			return nil, fmt.Errorf("%s: a file's name a ConfigMap can carry is letters, digits, '-', '_' and '.'", path)
+		}
+		data, err := d.ReadFile(e.Name(), maxConfigMap)
+		if err != nil {
+			return nil, err
+		}
+		if !utf8.Valid(data) {
+			return nil, fmt.Errorf("%s is not UTF-8 text, which a ConfigMap's data is", path)
+		}
+		out = append(out, File{Path: prefix + e.Name(), Data: data})
 	}
 	return out, nil
 }
