@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 
 	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/lang/diag"
@@ -52,11 +53,12 @@ type Info struct {
 	// and validate's plan shows it.
 	WritesKey string
 
-	mutatesKey string
-	access     func(spec any, ac *AccessContext) ([]cluster.Access, error)
-	run        func(ctx context.Context, rt *Runtime, spec any) (any, error)
-	watch      func(ctx context.Context, rt *Runtime, spec any, cond Condition) (any, error)
-	check      func(spec *eval.Value, sc *StaticContext) diag.List
+	mutatesKey   string
+	mutatingKeys []string
+	access       func(spec any, ac *AccessContext) ([]cluster.Access, error)
+	run          func(ctx context.Context, rt *Runtime, spec any) (any, error)
+	watch        func(ctx context.Context, rt *Runtime, spec any, cond Condition) (any, error)
+	check        func(spec *eval.Value, sc *StaticContext) diag.List
 }
 
 // Condition is an until expression handed to actions that can wait for it
@@ -89,6 +91,10 @@ type Def[S, R any] struct {
 	// MutatesKey names a boolean spec key by which a step declares that it
 	// changes the system although the action usually does not (run).
 	MutatesKey string
+	// MutatingKeys name spec keys whose presence makes a step one that
+	// changes the system (helm's upgrade and rollback; without them the
+	// step reads the release).
+	MutatingKeys []string
 	// WritesKey names the spec key that holds the path of the file the
 	// action writes (write's path).
 	WritesKey string
@@ -128,8 +134,9 @@ func Register[S, R any](d Def[S, R]) {
 		Changes: d.Changes,
 		check:   d.Check,
 
-		mutatesKey: d.MutatesKey,
-		NeedsUntil: d.NeedsUntil,
+		mutatesKey:   d.MutatesKey,
+		mutatingKeys: d.MutatingKeys,
+		NeedsUntil:   d.NeedsUntil,
 
 		DynamicResult: d.DynamicResult,
 		WritesKey:     d.WritesKey,
@@ -200,6 +207,11 @@ func (i *Info) StepMutates(spec *eval.Value) bool {
 	if i.Mutates {
 		return true
 	}
+	for _, k := range i.mutatingKeys {
+		if spec.Lookup(k) != nil {
+			return true
+		}
+	}
 	if i.mutatesKey == "" {
 		return false
 	}
@@ -217,6 +229,8 @@ func (i *Info) Effect() string {
 		return "changes the system; check skips it"
 	case i.Mutates:
 		return "changes " + i.Changes + "; check skips it"
+	case len(i.mutatingKeys) > 0:
+		return "read-only unless it has " + strings.Join(i.mutatingKeys, " or ") + ", which change the system; check skips it then"
 	case i.mutatesKey != "":
 		return "read-only unless " + i.mutatesKey + ": true says it changes the system; check skips it then"
 	case i.WritesKey != "":

@@ -42,6 +42,10 @@ type Runtime struct {
 	// (the same reader for the same root); nil when labrun cannot read
 	// them.
 	BPFMaps func(root string) (entries.Reader, error)
+	// Releases connects Helm to the cluster of Cluster on first use (and
+	// returns the same one afterwards, which keeps the charts it loaded);
+	// nil when labrun cannot reach Helm releases.
+	Releases func() (cluster.Releases, error)
 }
 
 // ResolveInput turns a path from a spec into an absolute one, taken from

@@ -12,12 +12,12 @@ import (
 	"testing"
 )
 
-// Heavy libraries: Kubernetes' client and API machinery, and the BPF
-// library. `labrun validate` must link none of them, so that it stays
+// Heavy libraries: Kubernetes' client and API machinery, the BPF
+// library and Helm's. `labrun validate` must link none of them, so that it stays
 // fast and cannot reach for a cluster or the kernel by accident. They are
 // reached only through interfaces (cluster.Cluster, entries.Reader) whose
 // implementations only the run path of the command imports.
-var heavy = []string{"k8s.io/", "sigs.k8s.io/", "github.com/cilium/ebpf"}
+var heavy = []string{"k8s.io/", "sigs.k8s.io/", "github.com/cilium/ebpf", "helm.sh/"}
 
 // runPath lists the files of this command that may import the heavy
 // implementations (package kube, package bpfmaps): the ones that run a

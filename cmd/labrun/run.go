@@ -18,6 +18,7 @@ import (
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/bpfmaps"
 	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/helmrelease"
 	"github.com/labrun/labrun/internal/kube"
 	"github.com/labrun/labrun/internal/lang/syntax"
 	"github.com/labrun/labrun/internal/secret"
@@ -241,6 +242,11 @@ func (f *runFlags) connect(context string) func() (cluster.Cluster, error) {
 	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: context})
 }
 
+// releasesOf reaches Helm releases through the connection conn makes.
+func releasesOf(conn func() (cluster.Cluster, error)) func() (cluster.Releases, error) {
+	return helmrelease.Lazy(conn)
+}
+
 // live says whether progress on stdout is drawn live: on a terminal,
 // unless --no-progress.
 func (f *runFlags) live(stdout io.Writer) bool {
@@ -251,12 +257,14 @@ func (f *runFlags) live(stdout io.Writer) bool {
 // runner makes the runner of plan in mode, its progress on stdout (live
 // on a terminal) and everything it keeps redacted through secrets.
 func (f *runFlags) runner(plan *runner.Plan, mode actions.Mode, stdout io.Writer, live bool, secrets *secret.Redactor) *runner.Runner {
+	conn := f.connect(f.kubeContext)
 	return &runner.Runner{
 		Plan: plan,
 		Runtime: &actions.Runtime{
-			Mode:    mode,
-			Cluster: f.connect(f.kubeContext),
-			BPFMaps: bpfmaps.Opener(),
+			Mode:     mode,
+			Cluster:  conn,
+			BPFMaps:  bpfmaps.Opener(),
+			Releases: releasesOf(conn),
 		},
 		Observer: console.New(stdout, live && !f.quiet, f.verbose, f.quiet),
 		// Grading goes on after a wrong file, so the learner sees every

@@ -169,6 +169,7 @@ func (a *runArgs) gradeTarget(ctx context.Context, ts *fleet.Targets, i int, con
 	secrets := &secret.Redactor{}
 	r := a.runner(plan, actions.Check, secrets.Writer(progress), false, secrets)
 	r.Runtime.Cluster = conns.get(cmp.Or(t.Context, a.kubeContext))
+	r.Runtime.Releases = releasesOf(r.Runtime.Cluster)
 	r.Only = only
 	var refused bytes.Buffer
 	if code, ok := preflight(ctx, r, a.noPreflight, true, io.MultiWriter(&refused, secrets.Writer(progress))); !ok {

@@ -1,0 +1,115 @@
+package cluster
+
+import (
+	"context"
+	"time"
+)
+
+// Releases reads and changes Helm releases the way the helm command does,
+// inside labrun: package helmrelease implements it with Helm's action
+// package on the run's cluster connection, so that a lab's `helm upgrade`
+// costs its requests, not a process that loads the chart, discovers the
+// API and fetches its OpenAPI schema again.
+type Releases interface {
+	// Release reads the release req names and, when req asks for one,
+	// upgrades it or rolls it back first. The result describes the
+	// release afterwards, with what its values were before.
+	Release(ctx context.Context, req HelmRequest) (*HelmRelease, error)
+}
+
+// HelmRequest names a release and what to do to it: nothing (read it),
+// an upgrade, or a rollback.
+type HelmRequest struct {
+	Release   string
+	Namespace string // "" is the connection's default namespace
+	Upgrade   *HelmUpgrade
+	Rollback  *HelmRollback
+	// Timeout bounds an upgrade or rollback as helm's --timeout does
+	// (Helm's hooks); 0 is Helm's default, 5 minutes.
+	Timeout time.Duration
+}
+
+// HelmUpgrade is `helm upgrade RELEASE CHART` with its value flags.
+type HelmUpgrade struct {
+	Chart   string `yaml:"chart" json:"chart" required:"true" doc:"The chart: a directory or .tgz archive (relative to the playbook), or repo/name from Helm's repository config, as helm upgrade takes it."`
+	Version string `yaml:"version" json:"version" doc:"Chart version constraint for a repository chart (helm's --version); a local chart's own version is used as is."`
+	// Set and Values are merged as helm merges -f and --set: values
+	// first, each set item over them in order.
+	Set    []string       `yaml:"set" json:"set" doc:"Values as helm's --set takes them, e.g. loadBalancer.mode=dsr; later items win."`
+	Values map[string]any `yaml:"values" json:"values" doc:"Values as a values file holds them; set items are applied over them."`
+	// ReuseValues and ResetValues are helm's flags of the same names.
+	ReuseValues bool `yaml:"reuseValues" json:"reuseValues" doc:"Start from the release's current values (helm's --reuse-values)."`
+	ResetValues bool `yaml:"resetValues" json:"resetValues" doc:"Start from the chart's defaults only (helm's --reset-values)."`
+	Install     bool `yaml:"install" json:"install" doc:"Install the release when it does not exist yet (helm upgrade --install)."`
+}
+
+// HelmRollback is `helm rollback RELEASE REVISION`.
+type HelmRollback struct {
+	Revision int `yaml:"revision" json:"revision" doc:"The revision to roll back to; 0 is the one before the current (as helm rollback without a revision)."`
+}
+
+// HelmRelease is a release after the step: what `helm status`, `helm get
+// values` and `helm history` print, as data, and what the step changed.
+type HelmRelease struct {
+	Name         string `json:"name" expr:"name"`
+	Namespace    string `json:"namespace" expr:"namespace"`
+	Revision     int    `json:"revision" expr:"revision"`
+	Status       string `json:"status" expr:"status"` // deployed, failed, superseded, pending-upgrade, ...
+	Chart        string `json:"chart" expr:"chart"`
+	ChartVersion string `json:"chartVersion" expr:"chartVersion"`
+	AppVersion   string `json:"appVersion" expr:"appVersion"`
+	Description  string `json:"description" expr:"description"`
+	// Values are the values the release was given (helm get values),
+	// not the chart's defaults.
+	Values map[string]any `json:"values" expr:"values"`
+	// PreviousRevision and PreviousValues are the release as the step
+	// found it: the same as Revision and Values for a read.
+	PreviousRevision int            `json:"previousRevision" expr:"previousRevision"`
+	PreviousValues   map[string]any `json:"previousValues" expr:"previousValues"`
+	// Changed lists every value that differs between PreviousValues and
+	// Values, by its dotted path, sorted.
+	Changed []HelmValueChange `json:"changed" expr:"changed"`
+	// History is every revision Helm keeps, oldest first.
+	History []HelmRevision `json:"history" expr:"history"`
+}
+
+// HelmValueChange is one value the step changed. Before or After is nil
+// where the release had no such value.
+type HelmValueChange struct {
+	Path   string `json:"path" expr:"path"`
+	Before any    `json:"before" expr:"before"`
+	After  any    `json:"after" expr:"after"`
+}
+
+// HelmRevision is one line of `helm history`.
+type HelmRevision struct {
+	Revision     int    `json:"revision" expr:"revision"`
+	Status       string `json:"status" expr:"status"`
+	Chart        string `json:"chart" expr:"chart"`
+	ChartVersion string `json:"chartVersion" expr:"chartVersion"`
+	AppVersion   string `json:"appVersion" expr:"appVersion"`
+	Description  string `json:"description" expr:"description"`
+	// Updated is when the revision was last deployed, RFC 3339.
+	Updated string `json:"updated" expr:"updated"`
+}
+
+// Secrets are where Helm keeps a release: one Secret per revision,
+// labelled owner=helm and name=RELEASE, in the release's namespace.
+var Secrets = Resource{Resource: "secrets", Kind: "Secret", Namespaced: true}
+
+// HelmReadAccess is what reading a release asks: one list of its
+// Secrets (its history, the newest of which is the release). Reading a
+// release reads its values, which is why Helm keeps them in Secrets.
+func HelmReadAccess(ns string) []Access { return ListAccess(Secrets, ns) }
+
+// HelmChangeAccess is what an upgrade or a rollback asks: everything,
+// cluster-wide. It writes whatever objects the chart renders with values
+// known only at the run (the release's own, for reuseValues and for a
+// rollback), and where those include Roles and bindings, RBAC lets only
+// a subject that holds every permission they grant create them. So the
+// honest least privilege of a Helm change is the chart's whole reach,
+// which for a chart like Cilium's is the cluster; labrun says so instead
+// of printing a Role that would fail halfway through the upgrade.
+func HelmChangeAccess() []Access {
+	return []Access{{Verb: "*", Group: "*", Resource: "*"}}
+}

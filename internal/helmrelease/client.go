@@ -1,0 +1,136 @@
+// Package helmrelease implements cluster.Releases with Helm's action
+// package, on the run's own cluster connection: what `helm get values`,
+// `helm history`, `helm upgrade` and `helm rollback` do, without a helm
+// process. One Client lives for a run and keeps what a helm process
+// would find again each time: the API's discovery and the charts it
+// loaded (a chart is loaded once per run, however many steps upgrade
+// with it).
+package helmrelease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/cli"
+	helmkube "helm.sh/helm/v4/pkg/kube"
+	"k8s.io/client-go/rest"
+
+	"github.com/labrun/labrun/internal/cluster"
+)
+
+// Connection is what a Client needs of the run's cluster connection (a
+// *kube.Client): its configuration and its default namespace.
+type Connection interface {
+	Config() *rest.Config
+	DefaultNamespace() string
+}
+
+// Client reads and changes Helm releases. It is safe for concurrent use;
+// steps on one release run in the playbook's order anyway.
+type Client struct {
+	getter    *restGetter
+	namespace string // the connection's default
+	settings  *cli.EnvSettings
+
+	mu      sync.Mutex
+	configs map[string]*action.Configuration // by namespace
+	charts  *charts
+}
+
+// New makes a Client on conn's cluster.
+func New(conn Connection) (*Client, error) {
+	g, err := newRESTGetter(conn.Config(), conn.DefaultNamespace())
+	if err != nil {
+		return nil, err
+	}
+	// The helm command's settings from the environment: where its
+	// repositories are, and HELM_MAX_HISTORY.
+	settings := cli.New()
+	return &Client{getter: g, namespace: conn.DefaultNamespace(), settings: settings, configs: map[string]*action.Configuration{}, charts: newCharts(settings)}, nil
+}
+
+// Lazy makes the Client on its first call, from the connection connect
+// returns, and returns the same one afterwards.
+func Lazy(connect func() (cluster.Cluster, error)) func() (cluster.Releases, error) {
+	var once sync.Once
+	var c *Client
+	var err error
+	return func() (cluster.Releases, error) {
+		once.Do(func() {
+			var conn cluster.Cluster
+			if conn, err = connect(); err != nil {
+				return
+			}
+			kc, ok := conn.(Connection)
+			if !ok {
+				err = fmt.Errorf("helm: the cluster connection (%T) gives no configuration to reach releases with", conn)
+				return
+			}
+			c, err = New(kc)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// config is Helm's configuration for releases in ns: its Kubernetes
+// client and its storage of releases (Secrets, as the helm command's
+// default driver).
+func (c *Client) config(ns string) (*action.Configuration, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cfg, ok := c.configs[ns]; ok {
+		return cfg, nil
+	}
+	// Helm logs what it does at debug level; the step's result and
+	// error say what a lab needs.
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
+	if err := cfg.Init(c.getter.inNamespace(ns), ns, "secret"); err != nil {
+		return nil, err
+	}
+	if kc, ok := cfg.KubeClient.(*helmkube.Client); ok {
+		kc.Namespace = ns
+	}
+	c.configs[ns] = cfg
+	return cfg, nil
+}
+
+// Release implements cluster.Releases: the release as it is, then the
+// change req asks for, then the release after it.
+func (c *Client) Release(ctx context.Context, req cluster.HelmRequest) (*cluster.HelmRelease, error) {
+	ns := req.Namespace
+	if ns == "" {
+		ns = c.namespace
+	}
+	cfg, err := c.config(ns)
+	if err != nil {
+		return nil, err
+	}
+	before, err := history(cfg, req.Release)
+	install := req.Upgrade != nil && req.Upgrade.Install
+	if err != nil && !(install && errors.Is(err, errNoRelease)) {
+		return nil, fmt.Errorf("release %q in namespace %q: %w", req.Release, ns, err)
+	}
+	switch {
+	case req.Upgrade != nil:
+		err = c.upgrade(ctx, cfg, ns, req, len(before) == 0)
+	case req.Rollback != nil:
+		err = rollback(ctx, cfg, req)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("release %q in namespace %q: %w", req.Release, ns, err)
+	}
+	after := before
+	if req.Upgrade != nil || req.Rollback != nil {
+		if after, err = history(cfg, req.Release); err != nil {
+			return nil, fmt.Errorf("release %q in namespace %q after the change: %w", req.Release, ns, err)
+		}
+	}
+	return describe(before, after), nil
+}
