@@ -25,7 +25,7 @@ var layers = []layer{
 	{name: "the parsers", pkgs: []string{"internal/parse"}},
 	{name: "actions", pkgs: []string{"actions/..."}},
 	{name: "compiling and running", pkgs: []string{"runner/..."}},
-	{name: "heavy implementations", pkgs: []string{"internal/kube", "internal/bpfmaps"}, only: "the boundaries and small leaves"},
+	{name: "heavy implementations", pkgs: []string{"internal/kube", "internal/bpfmaps", "internal/helmrelease"}, only: "the boundaries and small leaves"},
 	// labrun-image builds the command's container image; it imports no
 	// labrun package.
 	{name: "the command", pkgs: []string{"cmd/labrun/...", "cmd/labrun-image"}},
