@@ -43,6 +43,11 @@ type Client struct {
 
 // New makes a Client on conn's cluster.
 func New(conn Connection) (*Client, error) {
+	// The field manager of the helm command, not of this process's
+	// name: a release installed or upgraded by helm owns its fields as
+	// "helm", and server-side apply under another manager conflicts on
+	// every field the chart sets.
+	helmkube.ManagedFieldsManager = "helm"
 	g, err := newRESTGetter(conn.Config(), conn.DefaultNamespace())
 	if err != nil {
 		return nil, err
