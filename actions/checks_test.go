@@ -72,6 +72,11 @@ func TestStaticChecks(t *testing.T) {
 		{"compute", "{\"not ok\": 1}", out, []string{"compute name \"not ok\" must be an identifier"}},
 		{"compute", "[1]", out, []string{"compute needs a mapping of name: value"}},
 		{"sleep", "{duration: 2s}", out, nil},
+		{"helm", "{release: cilium}", out, nil},
+		{"helm", "{release: cilium, upgrade: {chart: cilium/cilium, reuseValues: true, set: [a.b=1, \"c={x,y}\"]}}", out, nil},
+		{"helm", "{release: r, upgrade: {chart: c}, rollback: {revision: 1}}", out, []string{"cannot be used together"}},
+		{"helm", "{release: r, upgrade: {chart: c, reuseValues: true, resetValues: true}}", out, []string{"cannot be used together"}},
+		{"helm", "{release: r, upgrade: {chart: c, set: [a.b=1, loadBalancer.mode]}}", out, []string{"p.yaml:1:47: set item \"loadBalancer.mode\" has no =; expected path=value"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.action+" "+tt.spec, func(t *testing.T) {

@@ -129,7 +129,7 @@ func markOf(err error) Class {
 		return ClassTransport
 	case *cluster.ForbiddenError:
 		return ClassForbidden
-	case *actions.SpecError, *actions.ConnectError:
+	case *actions.SpecError, *actions.ConnectError, *cluster.HelmChangeError:
 		return ClassConfig
 	case *fs.PathError:
 		if errors.Is(e.Err, fs.ErrNotExist) {

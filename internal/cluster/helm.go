@@ -69,7 +69,8 @@ type HelmRelease struct {
 	// Changed lists every value that differs between PreviousValues and
 	// Values, by its dotted path, sorted.
 	Changed []HelmValueChange `json:"changed" expr:"changed"`
-	// History is every revision Helm keeps, oldest first.
+	// History is every revision Helm keeps, oldest first: revision,
+	// status and time, from the labels of its Secrets.
 	History []HelmRevision `json:"history" expr:"history"`
 }
 
@@ -81,15 +82,16 @@ type HelmValueChange struct {
 	After  any    `json:"after" expr:"after"`
 }
 
-// HelmRevision is one line of `helm history`.
+// HelmRevision is one revision Helm keeps, as the labels of its Secret
+// say: `helm history`'s revision, status and time. (The chart and
+// description of the current revision are the release's own fields; an
+// older revision's would cost decoding its whole stored copy of the
+// chart.)
 type HelmRevision struct {
-	Revision     int    `json:"revision" expr:"revision"`
-	Status       string `json:"status" expr:"status"`
-	Chart        string `json:"chart" expr:"chart"`
-	ChartVersion string `json:"chartVersion" expr:"chartVersion"`
-	AppVersion   string `json:"appVersion" expr:"appVersion"`
-	Description  string `json:"description" expr:"description"`
-	// Updated is when the revision was last deployed, RFC 3339.
+	Revision int    `json:"revision" expr:"revision"`
+	Status   string `json:"status" expr:"status"` // deployed, superseded, failed, pending-upgrade, ...
+	// Updated is when Helm last wrote the revision's record, RFC 3339,
+	// to the second (its Secret's modifiedAt or createdAt label).
 	Updated string `json:"updated" expr:"updated"`
 }
 
@@ -97,10 +99,13 @@ type HelmRevision struct {
 // labelled owner=helm and name=RELEASE, in the release's namespace.
 var Secrets = Resource{Resource: "secrets", Kind: "Secret", Namespaced: true}
 
-// HelmReadAccess is what reading a release asks: one list of its
-// Secrets (its history, the newest of which is the release). Reading a
-// release reads its values, which is why Helm keeps them in Secrets.
-func HelmReadAccess(ns string) []Access { return ListAccess(Secrets, ns) }
+// HelmReadAccess is what reading a release asks: a list of its Secrets
+// (their labels are its history) and a get of the newest (the release,
+// with its values). RBAC cannot narrow a list to one release's Secrets,
+// so a grader that reads a release may list every Secret of its
+// namespace: reading a release is reading its values, which is why Helm
+// keeps them in Secrets.
+func HelmReadAccess(ns string) []Access { return Secrets.Access(ns, "get", "list") }
 
 // HelmChangeAccess is what an upgrade or a rollback asks: everything,
 // cluster-wide. It writes whatever objects the chart renders with values
@@ -113,3 +118,18 @@ func HelmReadAccess(ns string) []Access { return ListAccess(Secrets, ns) }
 func HelmChangeAccess() []Access {
 	return []Access{{Verb: "*", Group: "*", Resource: "*"}}
 }
+
+// HelmChangeError is an upgrade or a rollback Helm could not make for a
+// reason of the lab's own: the chart is not found or not loadable, a
+// template or the chart's values schema refuses the values, or the API
+// server refuses an object the chart rendered with them. The runner
+// reports it as a broken lab (config), not as a wrong answer: the
+// objects came from the playbook's chart and values, not from the
+// learner. A change that failed because the cluster did not answer or
+// refused labrun, or whose time ran out, is not one; it keeps that class.
+type HelmChangeError struct {
+	Err error
+}
+
+func (e *HelmChangeError) Error() string { return e.Err.Error() }
+func (e *HelmChangeError) Unwrap() error { return e.Err }

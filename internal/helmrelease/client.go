@@ -17,21 +17,27 @@ import (
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/cli"
 	helmkube "helm.sh/helm/v4/pkg/kube"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/labrun/labrun/internal/cluster"
 )
 
 // Connection is what a Client needs of the run's cluster connection (a
-// *kube.Client): its configuration and its default namespace.
+// *kube.Client): its configuration, its default namespace, and the way
+// it reports a failed call (credentials scrubbed, the kind of failure
+// marked), which Helm's calls on its configuration get too.
 type Connection interface {
 	Config() *rest.Config
 	DefaultNamespace() string
+	WrapError(err error, op, target string) error
 }
 
 // Client reads and changes Helm releases. It is safe for concurrent use;
 // steps on one release run in the playbook's order anyway.
 type Client struct {
+	conn      Connection
 	getter    *restGetter
 	namespace string // the connection's default
 	settings  *cli.EnvSettings
@@ -55,7 +61,7 @@ func New(conn Connection) (*Client, error) {
 	// The helm command's settings from the environment: where its
 	// repositories are, and HELM_MAX_HISTORY.
 	settings := cli.New()
-	return &Client{getter: g, namespace: conn.DefaultNamespace(), settings: settings, configs: map[string]*action.Configuration{}, charts: newCharts(settings)}, nil
+	return &Client{conn: conn, getter: g, namespace: conn.DefaultNamespace(), settings: settings, configs: map[string]*action.Configuration{}, charts: newCharts(settings)}, nil
 }
 
 // Lazy makes the Client on its first call, from the connection connect
@@ -113,29 +119,76 @@ func (c *Client) Release(ctx context.Context, req cluster.HelmRequest) (*cluster
 	if ns == "" {
 		ns = c.namespace
 	}
+	target := fmt.Sprintf("release %q in namespace %q", req.Release, ns)
 	cfg, err := c.config(ns)
 	if err != nil {
-		return nil, err
+		return nil, c.conn.WrapError(err, "reach Helm releases", target)
 	}
-	before, err := history(cfg, req.Release)
+	before, err := c.current(ctx, cfg, ns, req.Release)
 	install := req.Upgrade != nil && req.Upgrade.Install
 	if err != nil && !(install && errors.Is(err, errNoRelease)) {
-		return nil, fmt.Errorf("release %q in namespace %q: %w", req.Release, ns, err)
+		return nil, c.conn.WrapError(err, "read Helm", target)
 	}
 	switch {
 	case req.Upgrade != nil:
-		err = c.upgrade(ctx, cfg, ns, req, len(before) == 0)
+		err = c.upgrade(ctx, cfg, ns, req, before == nil)
 	case req.Rollback != nil:
 		err = rollback(ctx, cfg, req)
+	default:
+		return describe(before.release, before.release, before.history), nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("release %q in namespace %q: %w", req.Release, ns, err)
+		return nil, c.changeError(err, target, req)
 	}
-	after := before
-	if req.Upgrade != nil || req.Rollback != nil {
-		if after, err = history(cfg, req.Release); err != nil {
-			return nil, fmt.Errorf("release %q in namespace %q after the change: %w", req.Release, ns, err)
-		}
+	after, err := c.current(ctx, cfg, ns, req.Release)
+	if err != nil {
+		return nil, c.conn.WrapError(err, "read Helm after the change", target)
 	}
-	return describe(before, after), nil
+	var prev *release.Release
+	if before != nil {
+		prev = before.release
+	}
+	return describe(prev, after.release, after.history), nil
+}
+
+// state is a release as a step finds it: its newest revision, decoded,
+// and the list of its revisions.
+type state struct {
+	release *release.Release
+	history []cluster.HelmRevision
+}
+
+// current reads the release's revisions and decodes the newest, which
+// is the release (nil and errNoRelease when it has none).
+func (c *Client) current(ctx context.Context, cfg *action.Configuration, ns, name string) (*state, error) {
+	revs, err := revisions(ctx, cfg, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := get(cfg, name, revs[len(revs)-1].Revision)
+	if err != nil {
+		return nil, err
+	}
+	return &state{release: rel, history: revs}, nil
+}
+
+// changeError is the error of an upgrade or rollback Helm could not
+// make: the connection's (the cluster did not answer, or refused
+// labrun), a timeout, or else a *cluster.HelmChangeError, the lab's
+// chart and values not making a release on this cluster.
+func (c *Client) changeError(err error, target string, req cluster.HelmRequest) error {
+	op := "helm upgrade"
+	if req.Rollback != nil {
+		op = "helm rollback"
+	}
+	wrapped := c.conn.WrapError(err, op, target)
+	var te *cluster.TransientError
+	var fe *cluster.ForbiddenError
+	switch {
+	case errors.As(wrapped, &te), errors.As(wrapped, &fe):
+		return wrapped
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), wait.Interrupted(err):
+		return wrapped
+	}
+	return &cluster.HelmChangeError{Err: wrapped}
 }

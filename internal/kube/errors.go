@@ -75,6 +75,12 @@ func (c *Client) wrap(err error, op, target string) error {
 	return err
 }
 
+// WrapError is wrap for the errors of calls other code makes on the
+// client's configuration (Helm's action package): their text scrubbed of
+// credentials and their kind of failure marked as labrun's own calls'
+// are, so that a step's class does not depend on which library asked.
+func (c *Client) WrapError(err error, op, target string) error { return c.wrap(err, op, target) }
+
 // wrapErr is wrap for code without a Client (secrets are the credential
 // values to scrub besides the generic patterns). A refusal of labrun's
 // identity is marked (markForbidden).

@@ -98,5 +98,22 @@ func writeRule(b *strings.Builder, r rule) {
 		verbs = append(verbs, v.Verb)
 	}
 	fmt.Fprintf(b, "# %s: %s\n", r.resource, strings.Join(why, "; "))
-	fmt.Fprintf(b, "- apiGroups: [%q]\n  resources: [%s]\n  verbs: [%s]\n", r.group, r.resource, strings.Join(verbs, ", "))
+	fmt.Fprintf(b, "- apiGroups: [%q]\n  resources: [%s]\n  verbs: [%s]\n", r.group, plain(r.resource), strings.Join(mapSlice(verbs, plain), ", "))
+}
+
+// plain is a resource or verb as a YAML flow item: as is, except "*",
+// which unquoted would start a YAML alias.
+func plain(s string) string {
+	if s == "*" {
+		return `"*"`
+	}
+	return s
+}
+
+func mapSlice(in []string, f func(string) string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = f(s)
+	}
+	return out
 }

@@ -2,11 +2,16 @@ package access
 
 import (
 	"bytes"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/runner"
@@ -55,6 +60,7 @@ func TestPlaybookRoles(t *testing.T) {
 				if n := strings.Count(got.String(), "\nkind: Role\n"); pb.namespaceOnly && (n != 1 || strings.Contains(got.String(), "kind: ClusterRole")) {
 					t.Errorf("%s needs more than one Role in its namespace:\n%s", pb.file, got.String())
 				}
+				checkRulesDecode(t, got.Bytes())
 				golden := filepath.Join("testdata", pb.golden+"."+m.name+".yaml")
 				if *update {
 					if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
@@ -70,6 +76,35 @@ func TestPlaybookRoles(t *testing.T) {
 					t.Errorf("%s differs (go test -update rewrites it):\n%s", golden, got.String())
 				}
 			})
+		}
+	}
+}
+
+// checkRulesDecode decodes every document of rendered Roles as YAML and
+// requires each rule to name a group, a resource and a verb: a bare "*"
+// would be read as an alias and fail here.
+func checkRulesDecode(t *testing.T, rendered []byte) {
+	t.Helper()
+	dec := yaml.NewDecoder(bytes.NewReader(rendered))
+	for {
+		var doc struct {
+			Rules []struct {
+				APIGroups []string `yaml:"apiGroups"`
+				Resources []string `yaml:"resources"`
+				Verbs     []string `yaml:"verbs"`
+			} `yaml:"rules"`
+		}
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("the Roles do not decode as YAML: %v\n%s", err, rendered)
+		}
+		for _, r := range doc.Rules {
+			if len(r.APIGroups) != 1 || len(r.Resources) != 1 || len(r.Verbs) == 0 || slices.Contains(r.Verbs, "") || r.Resources[0] == "" {
+				t.Errorf("rule %+v does not decode to one group, one resource and its verbs", r)
+			}
 		}
 	}
 }

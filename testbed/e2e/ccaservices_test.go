@@ -418,7 +418,7 @@ func TestTwoNodeCCAServicesRecoversFromFailedUpgrade(t *testing.T) {
 	bin := buildLabrun(t)
 	before := helmValues(t)
 	code, text := labrunServices(t, bin, "run", t.TempDir(),
-		"--set", "dsr_set=[--set, loadBalancer.mode=dsr, --set, loadBalancer.dsrDispatch=geneve]")
+		"--set", "dsr_set=[loadBalancer.mode=dsr, loadBalancer.dsrDispatch=geneve]")
 	if code == 0 {
 		t.Fatalf("a run whose upgrade breaks the agents passed:\n%s", text)
 	}
