@@ -77,9 +77,11 @@ func values(up *cluster.HelmUpgrade) (map[string]any, error) {
 // rollback is `helm rollback`. Helm's rollback takes no context, so an
 // interrupted run stops waiting for it and says so; Helm finishes the
 // rollback's requests (a release left half rolled back would be worse).
-func rollback(ctx context.Context, cfg *action.Configuration, req cluster.HelmRequest) error {
+func (c *Client) rollback(ctx context.Context, cfg *action.Configuration, req cluster.HelmRequest) error {
 	rb := action.NewRollback(cfg)
-	rb.Version, rb.Timeout = req.Rollback.Revision, req.Timeout
+	// MaxHistory as the helm command's --history-max: without it, Helm
+	// keeps every revision a rollback makes.
+	rb.Version, rb.Timeout, rb.MaxHistory = req.Rollback.Revision, req.Timeout, c.settings.MaxHistory
 	if rb.Timeout == 0 {
 		rb.Timeout = defaultTimeout
 	}

@@ -34,7 +34,7 @@ func (c *charts) load(name, version string) (*chartv2.Chart, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ch, ok := c.loaded[key]; ok {
-		return ch, nil
+		return fresh(ch), nil
 	}
 	// LocateChart takes a path that exists as the chart, as the helm
 	// command does, and else looks name up in the repositories of
@@ -60,5 +60,32 @@ func (c *charts) load(name, version string) (*chartv2.Chart, error) {
 		}
 	}
 	c.loaded[key] = ch
-	return ch, nil
+	return fresh(ch), nil
+}
+
+// fresh is a copy of a loaded chart for one upgrade to use. Helm's
+// upgrade writes into the chart it is given: reuseValues replaces its
+// Values with the release's old ones, and a dependency whose condition is
+// false is removed from it. The helm command loads the chart anew each
+// time; here the next step that upgrades with the same chart must not
+// inherit that, so each gets its own Values, metadata and dependencies.
+// The templates and files are shared: nothing writes them.
+func fresh(c *chartv2.Chart) *chartv2.Chart {
+	cp := *c
+	cp.Values = deepCopy(c.Values)
+	if c.Metadata != nil {
+		md := *c.Metadata
+		md.Dependencies = make([]*chartv2.Dependency, len(c.Metadata.Dependencies))
+		for i, d := range c.Metadata.Dependencies {
+			dep := *d
+			md.Dependencies[i] = &dep
+		}
+		cp.Metadata = &md
+	}
+	deps := make([]*chartv2.Chart, 0, len(c.Dependencies()))
+	for _, d := range c.Dependencies() {
+		deps = append(deps, fresh(d))
+	}
+	cp.SetDependencies(deps...)
+	return &cp
 }

@@ -18,7 +18,10 @@ import (
 	"helm.sh/helm/v4/pkg/cli"
 	helmkube "helm.sh/helm/v4/pkg/kube"
 	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/labrun/labrun/internal/cluster"
@@ -42,8 +45,10 @@ type Client struct {
 	namespace string // the connection's default
 	settings  *cli.EnvSettings
 
+	meta metadata.Interface // Secrets' metadata, for the store
+
 	mu      sync.Mutex
-	configs map[string]*action.Configuration // by namespace
+	configs map[string]*config // by namespace
 	charts  *charts
 }
 
@@ -61,7 +66,11 @@ func New(conn Connection) (*Client, error) {
 	// The helm command's settings from the environment: where its
 	// repositories are, and HELM_MAX_HISTORY.
 	settings := cli.New()
-	return &Client{conn: conn, getter: g, namespace: conn.DefaultNamespace(), settings: settings, configs: map[string]*action.Configuration{}, charts: newCharts(settings)}, nil
+	meta, err := metadata.NewForConfig(conn.Config())
+	if err != nil {
+		return nil, err
+	}
+	return &Client{conn: conn, getter: g, meta: meta, namespace: conn.DefaultNamespace(), settings: settings, configs: map[string]*config{}, charts: newCharts(settings)}, nil
 }
 
 // Lazy makes the Client on its first call, from the connection connect
@@ -90,10 +99,17 @@ func Lazy(connect func() (cluster.Cluster, error)) func() (cluster.Releases, err
 	}
 }
 
+// config is Helm's configuration for releases in one namespace, and
+// the storage of its releases in it.
+type config struct {
+	*action.Configuration
+	store *store
+}
+
 // config is Helm's configuration for releases in ns: its Kubernetes
 // client and its storage of releases (Secrets, as the helm command's
-// default driver).
-func (c *Client) config(ns string) (*action.Configuration, error) {
+// default driver, through store).
+func (c *Client) config(ns string) (*config, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cfg, ok := c.configs[ns]; ok {
@@ -108,9 +124,17 @@ func (c *Client) config(ns string) (*action.Configuration, error) {
 	if kc, ok := cfg.KubeClient.(*helmkube.Client); ok {
 		kc.Namespace = ns
 	}
-	c.configs[ns] = cfg
-	return cfg, nil
+	secrets, ok := cfg.Releases.Driver.(*driver.Secrets)
+	if !ok {
+		return nil, fmt.Errorf("helm: storage driver %T, not Secrets", cfg.Releases.Driver)
+	}
+	st := newStore(secrets, c.meta.Resource(secretsResource).Namespace(ns))
+	cfg.Releases.Driver = st
+	c.configs[ns] = &config{Configuration: cfg, store: st}
+	return c.configs[ns], nil
 }
+
+var secretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 
 // Release implements cluster.Releases: the release as it is, then the
 // change req asks for, then the release after it.
@@ -124,23 +148,23 @@ func (c *Client) Release(ctx context.Context, req cluster.HelmRequest) (*cluster
 	if err != nil {
 		return nil, c.conn.WrapError(err, "reach Helm releases", target)
 	}
-	before, err := c.current(ctx, cfg, ns, req.Release)
+	before, err := c.current(ctx, cfg, req.Release)
 	install := req.Upgrade != nil && req.Upgrade.Install
 	if err != nil && !(install && errors.Is(err, errNoRelease)) {
 		return nil, c.conn.WrapError(err, "read Helm", target)
 	}
 	switch {
 	case req.Upgrade != nil:
-		err = c.upgrade(ctx, cfg, ns, req, before == nil)
+		err = c.upgrade(ctx, cfg.Configuration, ns, req, before == nil)
 	case req.Rollback != nil:
-		err = rollback(ctx, cfg, req)
+		err = c.rollback(ctx, cfg.Configuration, req)
 	default:
 		return describe(before.release, before.release, before.history), nil
 	}
 	if err != nil {
 		return nil, c.changeError(err, target, req)
 	}
-	after, err := c.current(ctx, cfg, ns, req.Release)
+	after, err := c.current(ctx, cfg, req.Release)
 	if err != nil {
 		return nil, c.conn.WrapError(err, "read Helm after the change", target)
 	}
@@ -160,12 +184,12 @@ type state struct {
 
 // current reads the release's revisions and decodes the newest, which
 // is the release (nil and errNoRelease when it has none).
-func (c *Client) current(ctx context.Context, cfg *action.Configuration, ns, name string) (*state, error) {
-	revs, err := revisions(ctx, cfg, ns, name)
+func (c *Client) current(ctx context.Context, cfg *config, name string) (*state, error) {
+	revs, err := revisions(ctx, cfg.store, name)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := get(cfg, name, revs[len(revs)-1].Revision)
+	rel, err := get(cfg.Configuration, name, revs[len(revs)-1].Revision)
 	if err != nil {
 		return nil, err
 	}

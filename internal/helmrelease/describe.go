@@ -14,8 +14,6 @@ import (
 	"helm.sh/helm/v4/pkg/action"
 	release "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage/driver"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/labrun/labrun/internal/cluster"
 )
@@ -25,23 +23,15 @@ var errNoRelease = driver.ErrReleaseNotFound
 
 // revisions lists the release's revisions from the labels of the
 // Secrets Helm keeps them in (owner=helm, name, version, status,
-// createdAt/modifiedAt), oldest first: one list, and none of the
-// revisions decoded. Helm's own History decodes every revision it
-// keeps (a gzipped copy of the whole chart each, tens of milliseconds
-// for Cilium's), which is what makes `helm history` slow; a step decodes
-// only the revisions whose values it reports.
-func revisions(ctx context.Context, cfg *action.Configuration, ns, name string) ([]cluster.HelmRevision, error) {
-	cs, err := cfg.KubernetesClientSet()
+// createdAt/modifiedAt), oldest first: one list of their metadata, none
+// of the revisions decoded (see store).
+func revisions(ctx context.Context, st *store, name string) ([]cluster.HelmRevision, error) {
+	items, err := st.list(ctx, map[string]string{"owner": "helm", "name": name})
 	if err != nil {
 		return nil, err
 	}
-	sel := labels.Set{"owner": "helm", "name": name}.AsSelector().String()
-	list, err := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]cluster.HelmRevision, 0, len(list.Items))
-	for _, item := range list.Items {
+	out := make([]cluster.HelmRevision, 0, len(items))
+	for _, item := range items {
 		rev, err := revisionOf(item.Name, item.Labels)
 		if err != nil {
 			return nil, err
@@ -60,7 +50,7 @@ func revisions(ctx context.Context, cfg *action.Configuration, ns, name string) 
 func revisionOf(secret string, l map[string]string) (cluster.HelmRevision, error) {
 	v, err := strconv.Atoi(l["version"])
 	if err != nil || v < 1 {
-		return cluster.HelmRevision{}, fmt.Errorf("Secret %s: label version=%q is not a revision number", secret, l["version"])
+		return cluster.HelmRevision{}, fmt.Errorf("the release's Secret %s: label version=%q is not a revision number", secret, l["version"])
 	}
 	rev := cluster.HelmRevision{Revision: v, Status: l["status"]}
 	at := l["modifiedAt"]
@@ -70,26 +60,20 @@ func revisionOf(secret string, l map[string]string) (cluster.HelmRevision, error
 	if at != "" {
 		sec, err := strconv.ParseInt(at, 10, 64)
 		if err != nil {
-			return cluster.HelmRevision{}, fmt.Errorf("Secret %s: label modifiedAt/createdAt=%q is not a Unix time", secret, at)
+			return cluster.HelmRevision{}, fmt.Errorf("the release's Secret %s: label modifiedAt/createdAt=%q is not a Unix time", secret, at)
 		}
 		rev.Updated = time.Unix(sec, 0).UTC().Format(time.RFC3339)
 	}
 	return rev, nil
 }
 
-// get decodes one revision of the release.
+// get is one revision of the release.
 func get(cfg *action.Configuration, name string, version int) (*release.Release, error) {
 	r, err := cfg.Releases.Get(name, version)
 	if err != nil {
 		return nil, err
 	}
-	switch rel := r.(type) {
-	case *release.Release:
-		return rel, nil
-	case release.Release:
-		return &rel, nil
-	}
-	return nil, fmt.Errorf("a stored release of type %T, which this Helm does not read", r)
+	return asV1(r)
 }
 
 // describe is the result of a step that found the release as prev (nil

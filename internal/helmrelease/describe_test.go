@@ -3,6 +3,8 @@ package helmrelease
 import (
 	"encoding/json"
 	"testing"
+
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // TestDiff lists each value that differs by its path, with what it was
@@ -39,5 +41,28 @@ func TestDiff(t *testing.T) {
 				t.Errorf("Diff(%s, %s)\ngot  %s\nwant %s", tc.before, tc.after, got, tc.want)
 			}
 		})
+	}
+}
+
+// Each upgrade gets a copy of the loaded chart that Helm may write into
+// (reuseValues replaces its Values; a disabled dependency is removed)
+// without the next upgrade with the same chart seeing it.
+func TestFreshChart(t *testing.T) {
+	sub := &chartv2.Chart{Metadata: &chartv2.Metadata{Name: "sub"}, Values: map[string]any{"x": map[string]any{"y": 1}}}
+	top := &chartv2.Chart{Metadata: &chartv2.Metadata{Name: "top", Dependencies: []*chartv2.Dependency{{Name: "sub", Enabled: true}}}, Values: map[string]any{"tier": "front"}}
+	top.SetDependencies(sub)
+	c := fresh(top)
+	c.Values = map[string]any{"tier": "mid"}
+	c.Dependencies()[0].Values["x"].(map[string]any)["y"] = 2
+	c.Metadata.Dependencies[0].Enabled = false
+	c.SetDependencies()
+	if top.Values["tier"] != "front" || len(top.Dependencies()) != 1 || top.Metadata.Dependencies[0].Enabled != true {
+		t.Errorf("writing into the copy changed the loaded chart: values %v, %d dependencies, enabled %v", top.Values, len(top.Dependencies()), top.Metadata.Dependencies[0].Enabled)
+	}
+	if sub.Values["x"].(map[string]any)["y"] != 1 {
+		t.Errorf("writing into the copy's dependency changed the loaded one's values: %v", sub.Values)
+	}
+	if again := fresh(top); again.Dependencies()[0].Parent() != again {
+		t.Errorf("a copied dependency's parent is not the copy")
 	}
 }

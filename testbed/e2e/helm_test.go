@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -18,7 +19,9 @@ const helmPlaybook = "testdata/helm/release.yaml"
 // The helm action against the test cluster's API server, with Helm's
 // library and a local chart (testdata/helm/greeter): an install, a read,
 // an upgrade with --set and a rollback, each asserted by the playbook on
-// the release Helm stored and on the ConfigMap the chart made. Then two
+// the release Helm stored and on the ConfigMap the chart made, with
+// HELM_MAX_HISTORY=2 (each change, a rollback too, keeps two revisions).
+// Then two
 // upgrades Helm cannot make fail the run as a broken lab (exit 2, class
 // config), not as a wrong answer: one the chart's values schema refuses,
 // one whose object the API server refuses. Neither leaves a field
@@ -39,8 +42,12 @@ func TestHelmAction(t *testing.T) {
 		}
 	})
 	run := func(ns string, extra ...string) (int, string) {
-		args := append([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "ns=" + ns}, extra...)
-		out, err := exec.Command(bin, append(args, helmPlaybook)...).CombinedOutput()
+		args := append([]string{"run", "--no-progress", "--kubeconfig", kc, "--set", "ns=" + ns, "--set", "max_history=2"}, extra...)
+		cmd := exec.Command(bin, append(args, helmPlaybook)...)
+		// Helm's own setting, which the action follows as the helm
+		// command does: a rollback keeps no more revisions than it says
+		cmd.Env = append(os.Environ(), "HELM_MAX_HISTORY=2")
+		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); ok {
 			return ee.ExitCode(), string(out)
 		} else if err != nil {
@@ -63,7 +70,7 @@ func TestHelmAction(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := newNamespace()
 			code, out := run(ns, "--set", tc.set)
-			if code != 2 || !strings.Contains(out, "FAIL [8/8] refused (helm)") || !strings.Contains(out, "[config]") || !strings.Contains(out, tc.says) {
+			if code != 2 || !strings.Contains(out, "FAIL [10/10] refused (helm)") || !strings.Contains(out, "[config]") || !strings.Contains(out, tc.says) {
 				t.Fatalf("an upgrade Helm cannot make exited %d; want 2 with step refused failing as [config], saying %q:\n%s", code, tc.says, out)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -73,7 +80,7 @@ func TestHelmAction(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkOnlyHelmManages(t, cm)
-			if data, _ := cm["data"].(map[string]any); data["greeting"] != "hello" {
+			if data, _ := cm["data"].(map[string]any); data["greeting"] != "hi" {
 				t.Errorf("the refused upgrade changed the ConfigMap: data %v", data)
 			}
 		})
