@@ -20,8 +20,11 @@ LAB_PROFILE        ?= $(shell sed -n 's/^\# testbed-profile: *\([a-z]*\).*/\1/p'
 
 all: build
 
+# labrun-helm, labrun's Helm (internal/helmproc says why it is a program
+# of its own), goes beside labrun, where labrun looks for it.
 build:
 	$(GO) build -o $(BIN) ./cmd/labrun
+	$(GO) build -o $(BIN)-helm ./cmd/labrun-helm
 
 # labrun's container image (cmd/labrun-image), as an OCI image-layout
 # tarball that testbed/lib/labrun-image.sh imports into the test cluster's

@@ -83,7 +83,12 @@ func runHelm(ctx context.Context, rt *Runtime, spec *HelmSpec) (*cluster.HelmRel
 		up.Chart = localChart(rt, up.Chart)
 		req.Upgrade = &up
 	}
-	return rel.Release(ctx, req)
+	r, err := rel.Release(ctx, req)
+	var ce *cluster.HelmConnectError
+	if errors.As(err, &ce) {
+		return nil, &ConnectError{Err: ce.Err}
+	}
+	return r, err
 }
 
 // localChart is chart as a path from the playbook's directory when a

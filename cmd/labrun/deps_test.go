@@ -155,3 +155,20 @@ func chain(graph map[string][]string, roots []string, target string) []string {
 	}
 	return []string{target}
 }
+
+// TestLabrunLinksNoHelm keeps Helm's library out of the labrun binary:
+// its 160 packages would cost every labrun process, a check's included,
+// about 45 ms and 20-50 MB of memory at start (measured side by side); the helm
+// action reaches it in labrun-helm (internal/helmproc).
+func TestLabrunLinksNoHelm(t *testing.T) {
+	root := "github.com/labrun/labrun/cmd/labrun"
+	graph := importGraph(t, root)
+	if _, ok := graph["github.com/labrun/labrun/internal/kube"]; !ok {
+		t.Fatalf("the graph of %s misses internal/kube: the test would prove nothing", root)
+	}
+	for pkg := range graph {
+		if strings.HasPrefix(pkg, "helm.sh/") {
+			t.Fatalf("labrun links %s:\n\t%s", pkg, strings.Join(chain(graph, []string{root}, pkg), "\n\t-> "))
+		}
+	}
+}

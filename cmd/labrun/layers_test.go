@@ -25,10 +25,10 @@ var layers = []layer{
 	{name: "the parsers", pkgs: []string{"internal/parse"}},
 	{name: "actions", pkgs: []string{"actions/..."}},
 	{name: "compiling and running", pkgs: []string{"runner/..."}},
-	{name: "heavy implementations", pkgs: []string{"internal/kube", "internal/bpfmaps", "internal/helmrelease"}, only: "the boundaries and small leaves"},
+	{name: "heavy implementations", pkgs: []string{"internal/kube", "internal/bpfmaps", "internal/helmrelease", "internal/helmproc"}, only: "the boundaries and small leaves"},
 	// labrun-image builds the command's container image; it imports no
 	// labrun package.
-	{name: "the command", pkgs: []string{"cmd/labrun/...", "cmd/labrun-image"}},
+	{name: "the command", pkgs: []string{"cmd/labrun/...", "cmd/labrun-image", "cmd/labrun-helm"}},
 	// Test helpers beside the package they serve, and the test cluster's
 	// tests and benchmark, may use anything but the command; no product
 	// package imports them.

@@ -18,7 +18,7 @@ import (
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/bpfmaps"
 	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/helmrelease"
+	"github.com/labrun/labrun/internal/helmproc"
 	"github.com/labrun/labrun/internal/kube"
 	"github.com/labrun/labrun/internal/lang/syntax"
 	"github.com/labrun/labrun/internal/secret"
@@ -242,9 +242,10 @@ func (f *runFlags) connect(context string) func() (cluster.Cluster, error) {
 	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: context})
 }
 
-// releasesOf reaches Helm releases through the connection conn makes.
-func releasesOf(conn func() (cluster.Cluster, error)) func() (cluster.Releases, error) {
-	return helmrelease.Lazy(conn)
+// releases reaches Helm releases through labrun-helm, started on the
+// first helm step, connected as labrun is (--kubeconfig, and context).
+func (f *runFlags) releases(context string) func() (cluster.Releases, error) {
+	return helmproc.Lazy(helmproc.Options{Kubeconfig: f.kubeconfig, Context: context})
 }
 
 // live says whether progress on stdout is drawn live: on a terminal,
@@ -264,7 +265,7 @@ func (f *runFlags) runner(plan *runner.Plan, mode actions.Mode, stdout io.Writer
 			Mode:     mode,
 			Cluster:  conn,
 			BPFMaps:  bpfmaps.Opener(),
-			Releases: releasesOf(conn),
+			Releases: f.releases(f.kubeContext),
 		},
 		Observer: console.New(stdout, live && !f.quiet, f.verbose, f.quiet),
 		// Grading goes on after a wrong file, so the learner sees every

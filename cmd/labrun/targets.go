@@ -118,7 +118,7 @@ func (a *runArgs) checkTargets(stdout, stderr io.Writer) int {
 // line as each ends.
 func (a *runArgs) gradeAll(ctx context.Context, ts *fleet.Targets, indexes []int, stdout, stderr io.Writer) []fleet.Result {
 	results := make([]fleet.Result, len(indexes))
-	conns := &connections{f: &a.runFlags, byContext: map[string]func() (cluster.Cluster, error){}}
+	conns := &connections{f: &a.runFlags, byContext: map[string]func() (cluster.Cluster, error){}, releases: map[string]func() (cluster.Releases, error){}}
 	var mu sync.Mutex
 	done := 0
 	work := make(chan int)
@@ -169,7 +169,7 @@ func (a *runArgs) gradeTarget(ctx context.Context, ts *fleet.Targets, i int, con
 	secrets := &secret.Redactor{}
 	r := a.runner(plan, actions.Check, secrets.Writer(progress), false, secrets)
 	r.Runtime.Cluster = conns.get(cmp.Or(t.Context, a.kubeContext))
-	r.Runtime.Releases = releasesOf(r.Runtime.Cluster)
+	r.Runtime.Releases = conns.helm(cmp.Or(t.Context, a.kubeContext))
 	r.Only = only
 	var refused bytes.Buffer
 	if code, ok := preflight(ctx, r, a.noPreflight, true, io.MultiWriter(&refused, secrets.Writer(progress))); !ok {
@@ -196,6 +196,7 @@ type connections struct {
 	f         *runFlags
 	mu        sync.Mutex
 	byContext map[string]func() (cluster.Cluster, error)
+	releases  map[string]func() (cluster.Releases, error) // one labrun-helm per context
 }
 
 func (c *connections) get(context string) func() (cluster.Cluster, error) {
@@ -207,6 +208,19 @@ func (c *connections) get(context string) func() (cluster.Cluster, error) {
 	conn := c.f.connect(context)
 	c.byContext[context] = conn
 	return conn
+}
+
+// helm is the Helm releases of context, shared by its targets as the
+// connection is.
+func (c *connections) helm(context string) func() (cluster.Releases, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.releases[context]; ok {
+		return r
+	}
+	r := c.f.releases(context)
+	c.releases[context] = r
+	return r
 }
 
 // fleetExit is the exit code of a check of many targets: 130 when

@@ -119,6 +119,15 @@ func HelmChangeAccess() []Access {
 	return []Access{{Verb: "*", Group: "*", Resource: "*"}}
 }
 
+// HelmConnectError is labrun's Helm not reaching the cluster at all (no
+// usable kubeconfig): a broken setup, as for labrun's own connection.
+type HelmConnectError struct {
+	Err error
+}
+
+func (e *HelmConnectError) Error() string { return e.Err.Error() }
+func (e *HelmConnectError) Unwrap() error { return e.Err }
+
 // HelmChangeError is an upgrade or a rollback Helm could not make for a
 // reason of the lab's own: the chart is not found or not loadable, a
 // template or the chart's values schema refuses the values, or the API

@@ -40,14 +40,17 @@ const (
 // servicesFiles are the files the lab leaves.
 var servicesFiles = []string{"affinity.json", "dsr.json", "events.json", "kpr.json", "lbmap.json", "local.json", "nodeport.json", "report.txt", "socketlb.json"}
 
-// buildLabrun builds the labrun command into a temporary directory.
+// buildLabrun builds the labrun command into a temporary directory,
+// with labrun-helm beside it, where labrun looks for it.
 func buildLabrun(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "labrun")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/labrun").CombinedOutput(); err != nil {
-		t.Fatalf("go build ../../cmd/labrun: %v\n%s", err, out)
+	dir := t.TempDir()
+	for _, cmd := range []string{"labrun", "labrun-helm"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "../../cmd/"+cmd).CombinedOutput(); err != nil {
+			t.Fatalf("go build ../../cmd/%s: %v\n%s", cmd, err, out)
+		}
 	}
-	return bin
+	return filepath.Join(dir, "labrun")
 }
 
 // labrunServices runs `labrun CMD` on the cca-services playbook with the
