@@ -118,7 +118,7 @@ func (a *runArgs) checkTargets(stdout, stderr io.Writer) int {
 // line as each ends.
 func (a *runArgs) gradeAll(ctx context.Context, ts *fleet.Targets, indexes []int, stdout, stderr io.Writer) []fleet.Result {
 	results := make([]fleet.Result, len(indexes))
-	conns := &connections{f: &a.runFlags, byContext: map[string]func() (cluster.Cluster, error){}, releases: map[string]func() (cluster.Releases, error){}}
+	conns := &connections{f: &a.runFlags, byContext: map[string]contextConn{}}
 	var mu sync.Mutex
 	done := 0
 	work := make(chan int)
@@ -168,8 +168,8 @@ func (a *runArgs) gradeTarget(ctx context.Context, ts *fleet.Targets, i int, con
 	}
 	secrets := &secret.Redactor{}
 	r := a.runner(plan, actions.Check, secrets.Writer(progress), false, secrets)
-	r.Runtime.Cluster = conns.get(cmp.Or(t.Context, a.kubeContext))
-	r.Runtime.Releases = conns.helm(cmp.Or(t.Context, a.kubeContext))
+	cc := conns.get(cmp.Or(t.Context, a.kubeContext))
+	r.Runtime.Cluster, r.Runtime.Releases = cc.cluster, cc.releases
 	r.Only = only
 	var refused bytes.Buffer
 	if code, ok := preflight(ctx, r, a.noPreflight, true, io.MultiWriter(&refused, secrets.Writer(progress))); !ok {
@@ -191,36 +191,28 @@ func (a *runArgs) gradeTarget(ctx context.Context, ts *fleet.Targets, i int, con
 }
 
 // connections are the cluster connections of a check of many targets,
-// one per kubeconfig context, shared by the targets in it.
+// one per kubeconfig context (and one labrun-helm, started on the first
+// helm step), shared by the targets in it.
 type connections struct {
 	f         *runFlags
 	mu        sync.Mutex
-	byContext map[string]func() (cluster.Cluster, error)
-	releases  map[string]func() (cluster.Releases, error) // one labrun-helm per context
+	byContext map[string]contextConn
 }
 
-func (c *connections) get(context string) func() (cluster.Cluster, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if conn, ok := c.byContext[context]; ok {
-		return conn
-	}
-	conn := c.f.connect(context)
-	c.byContext[context] = conn
-	return conn
+type contextConn struct {
+	cluster  func() (cluster.Cluster, error)
+	releases func() (cluster.Releases, error)
 }
 
-// helm is the Helm releases of context, shared by its targets as the
-// connection is.
-func (c *connections) helm(context string) func() (cluster.Releases, error) {
+func (c *connections) get(context string) contextConn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r, ok := c.releases[context]; ok {
-		return r
+	if cc, ok := c.byContext[context]; ok {
+		return cc
 	}
-	r := c.f.releases(context)
-	c.releases[context] = r
-	return r
+	cc := contextConn{cluster: c.f.connect(context), releases: c.f.releases(context)}
+	c.byContext[context] = cc
+	return cc
 }
 
 // fleetExit is the exit code of a check of many targets: 130 when

@@ -220,7 +220,14 @@ slices_ready() {
 		[ "$(jq '[.items[].endpoints[]? | select(.conditions.ready == true)] | length' "$tmp/slices.json")" -eq "$scaled_replicas" ]
 }
 wait_for 60 slices_ready
-after_ids=$(slot_ids "$frontend" | jq -R 'tonumber' | jq -s -c .)
+# the backend slots as the agent has them now: read until all the scaled
+# replicas have one (the master's count can be ahead of the slots' rows
+# in one read), as labrun's scaled_slots polls the map
+after_slots() {
+	after_ids=$(slot_ids "$frontend" | jq -R 'tonumber' | jq -s -c .)
+	[ "$(jq length <<<"$after_ids")" -eq "$scaled_replicas" ]
+}
+poll 60 after_slots
 jq -n --argjson id "$service_id" --argjson ids "$ids" --argjson after "$after_ids" \
 	--argjson after_id "$(awk -v fe="$frontend/TCP" '$1 == fe && $2 == "(0)" { gsub(/[()]/, "", $5); print $5 }' "$tmp/fes")" \
 	--argjson ready "$(jq '[.items[].endpoints[]? | select(.conditions.ready == true)] | length' "$tmp/slices.json")" \
