@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -57,13 +58,19 @@ var criticalWaits = map[string][]string{
 	"cca-services": {"settle", "scaled_slots", "dsr_rollout", "dsr_agents", "dsr_curl", "restore_rollout", "restored_agents", "snat_again"},
 }
 
+// beyondGoal is a lab's goal for its time beyond the cluster's work
+// where it is not 0.5 s: cca-services changes Cilium's Helm release
+// twice, and the goal leaves room for that.
+var beyondGoal = map[string]float64{"cca-services": 1.5}
+
 // beyondRow is a lab's row of what labrun adds to the cluster's pace: its
 // runs, whole process, minus the time of the lab's criticalWaits (goal
 // 0.5 s); more says what those steps are, or what else counts.
 func beyondRow(lab string, lr []labRun, more string) Row {
 	beyond := func(r labRun) time.Duration { return r.wall - r.clusterWork }
 	work := func(r labRun) time.Duration { return r.clusterWork }
-	return Row{Name: lab + " lab, beyond the cluster's work on its critical path (goal 0.5 s)", Labrun: durations("labrun", "s", each(lr, beyond))}.withLimit(0.5).
+	goal := cmp.Or(beyondGoal[lab], 0.5)
+	return Row{Name: fmt.Sprintf("%s lab, beyond the cluster's work on its critical path (goal %s s)", lab, fmtNum(goal)), Labrun: durations("labrun", "s", each(lr, beyond))}.withLimit(goal).
 		withNote("The runs, whole process, minus the steps that wait on the cluster's own work one after another (%s; %s s median): what labrun itself adds to the cluster's pace. %s",
 			strings.Join(criticalWaits[lab], ", "), fmtNum(durations("", "s", each(lr, work)).Median), more)
 }
