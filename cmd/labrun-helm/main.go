@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/helmrelease"
 	"github.com/labrun/labrun/internal/kube"
 )
@@ -31,8 +30,12 @@ func main() {
 	}
 	// The connection is made on the first request, as labrun's own is:
 	// a run whose helm steps are all skipped makes none.
-	releases := helmrelease.Lazy(func() (cluster.Cluster, error) {
-		return kube.Connect(kube.ConnectOptions{Kubeconfig: *kubeconfig, Context: *kubeContext, UserAgent: "labrun-helm"})
+	releases := helmrelease.Lazy(func() (helmrelease.Connection, error) {
+		c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: *kubeconfig, Context: *kubeContext, UserAgent: "labrun-helm"})
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return c, nil
 	})
 	serve(os.Stdin, os.Stdout, releases)
 }

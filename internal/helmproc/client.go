@@ -48,21 +48,17 @@ func Find() (string, error) {
 // Lazy starts labrun-helm on its first call and returns the same client
 // afterwards; the process ends with labrun (its input closes).
 func Lazy(opts Options) func() (cluster.Releases, error) {
-	var once sync.Once
-	var c *Client
-	var err error
-	return func() (cluster.Releases, error) {
-		once.Do(func() {
-			var path string
-			if path, err = Find(); err == nil {
-				c, err = Start(path, opts)
-			}
-		})
+	return sync.OnceValues(func() (cluster.Releases, error) {
+		path, err := Find()
 		if err != nil {
 			return nil, err
 		}
+		c, err := Start(path, opts)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
 		return c, nil
-	}
+	})
 }
 
 // Client is cluster.Releases through a labrun-helm process. It is safe

@@ -1,10 +1,10 @@
 // Package helmrelease implements cluster.Releases with Helm's action
-// package, on the run's own cluster connection: what `helm get values`,
-// `helm history`, `helm upgrade` and `helm rollback` do, without a helm
-// process. One Client lives for a run and keeps what a helm process
-// would find again each time: the API's discovery and the charts it
-// loaded (a chart is loaded once per run, however many steps upgrade
-// with it).
+// package, on a cluster connection package kube makes: what `helm get
+// values`, `helm history`, `helm upgrade` and `helm rollback` do, without
+// a helm command. labrun-helm serves a run's helm steps with one Client,
+// which keeps what a helm command would find again each time: the API's
+// discovery, the charts it loaded (a chart is loaded once per run,
+// however many steps upgrade with it) and the revisions it decoded.
 package helmrelease
 
 import (
@@ -75,28 +75,18 @@ func New(conn Connection) (*Client, error) {
 
 // Lazy makes the Client on its first call, from the connection connect
 // returns, and returns the same one afterwards.
-func Lazy(connect func() (cluster.Cluster, error)) func() (cluster.Releases, error) {
-	var once sync.Once
-	var c *Client
-	var err error
-	return func() (cluster.Releases, error) {
-		once.Do(func() {
-			var conn cluster.Cluster
-			if conn, err = connect(); err != nil {
-				return
-			}
-			kc, ok := conn.(Connection)
-			if !ok {
-				err = fmt.Errorf("helm: the cluster connection (%T) gives no configuration to reach releases with", conn)
-				return
-			}
-			c, err = New(kc)
-		})
+func Lazy(connect func() (Connection, error)) func() (cluster.Releases, error) {
+	return sync.OnceValues(func() (cluster.Releases, error) {
+		conn, err := connect()
 		if err != nil {
 			return nil, err
 		}
+		c, err := New(conn)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
 		return c, nil
-	}
+	})
 }
 
 // config is Helm's configuration for releases in one namespace, and
@@ -182,14 +172,20 @@ type state struct {
 	history []cluster.HelmRevision
 }
 
-// current reads the release's revisions and decodes the newest, which
-// is the release (nil and errNoRelease when it has none).
+// current lists the release's revisions and decodes the newest, which
+// is the release (nil and errNoRelease when it has none): one list of
+// their Secrets' metadata, and the newest decoded unless the store has
+// it at the version listed.
 func (c *Client) current(ctx context.Context, cfg *config, name string) (*state, error) {
-	revs, err := revisions(ctx, cfg.store, name)
+	items, err := cfg.store.list(ctx, map[string]string{"owner": "helm", "name": name})
 	if err != nil {
 		return nil, err
 	}
-	rel, err := get(cfg.Configuration, name, revs[len(revs)-1].Revision)
+	revs, newest, err := revisions(items)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := cfg.store.revision(newest.Name, newest.ResourceVersion)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
 package helmrelease
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -11,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v4/pkg/action"
 	release "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage/driver"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/labrun/labrun/internal/cluster"
 )
@@ -21,28 +19,28 @@ import (
 // errNoRelease is a release Helm has no revision of.
 var errNoRelease = driver.ErrReleaseNotFound
 
-// revisions lists the release's revisions from the labels of the
-// Secrets Helm keeps them in (owner=helm, name, version, status,
-// createdAt/modifiedAt), oldest first: one list of their metadata, none
-// of the revisions decoded (see store).
-func revisions(ctx context.Context, st *store, name string) ([]cluster.HelmRevision, error) {
-	items, err := st.list(ctx, map[string]string{"owner": "helm", "name": name})
-	if err != nil {
-		return nil, err
+// revisions are the release's revisions, oldest first, from the labels
+// of the Secrets Helm keeps them in (owner=helm, name, version, status,
+// createdAt/modifiedAt), none of them decoded, and the newest revision's
+// Secret.
+func revisions(items []metav1.PartialObjectMetadata) ([]cluster.HelmRevision, *metav1.PartialObjectMetadata, error) {
+	if len(items) == 0 {
+		return nil, nil, errNoRelease
 	}
 	out := make([]cluster.HelmRevision, 0, len(items))
-	for _, item := range items {
+	newest := 0
+	for i, item := range items {
 		rev, err := revisionOf(item.Name, item.Labels)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if i > 0 && rev.Revision > out[newest].Revision {
+			newest = i
 		}
 		out = append(out, rev)
 	}
-	if len(out) == 0 {
-		return nil, errNoRelease
-	}
 	slices.SortFunc(out, func(a, b cluster.HelmRevision) int { return a.Revision - b.Revision })
-	return out, nil
+	return out, &items[newest], nil
 }
 
 // revisionOf reads one revision from its Secret's labels, refusing a
@@ -65,15 +63,6 @@ func revisionOf(secret string, l map[string]string) (cluster.HelmRevision, error
 		rev.Updated = time.Unix(sec, 0).UTC().Format(time.RFC3339)
 	}
 	return rev, nil
-}
-
-// get is one revision of the release.
-func get(cfg *action.Configuration, name string, version int) (*release.Release, error) {
-	r, err := cfg.Releases.Get(name, version)
-	if err != nil {
-		return nil, err
-	}
-	return asV1(r)
 }
 
 // describe is the result of a step that found the release as prev (nil
@@ -148,6 +137,3 @@ func diff(prefix string, before, after map[string]any, out *[]cluster.HelmValueC
 		}
 	}
 }
-
-// IsNotFound reports whether err says that Helm has no such release.
-func IsNotFound(err error) bool { return errors.Is(err, errNoRelease) }

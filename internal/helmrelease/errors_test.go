@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
@@ -94,5 +95,26 @@ func TestRevisionOf(t *testing.T) {
 				t.Errorf("got %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// The revisions come sorted whatever order the list gave, and the newest
+// Secret is the one to decode; no Secret is no release.
+func TestRevisions(t *testing.T) {
+	item := func(name, version string) metav1.PartialObjectMetadata {
+		return metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "rv-" + version, Labels: map[string]string{"version": version, "status": "superseded"}}}
+	}
+	revs, newest, err := revisions([]metav1.PartialObjectMetadata{item("r.v2", "2"), item("r.v10", "10"), item("r.v9", "9")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []int{revs[0].Revision, revs[1].Revision, revs[2].Revision}; got[0] != 2 || got[1] != 9 || got[2] != 10 {
+		t.Errorf("revisions %v, want 2, 9, 10", got)
+	}
+	if newest.Name != "r.v10" || newest.ResourceVersion != "rv-10" {
+		t.Errorf("newest %s at %s, want r.v10 at rv-10", newest.Name, newest.ResourceVersion)
+	}
+	if _, _, err := revisions(nil); !errors.Is(err, errNoRelease) {
+		t.Errorf("no Secrets gave %v, want errNoRelease", err)
 	}
 }
