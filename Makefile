@@ -60,7 +60,7 @@ unit:
 # exec sessions, signal handling, HTTP and BPF map reads) once more under
 # the race detector.
 race:
-	$(GO) test -race -count=1 ./runner ./internal/lang/eval ./cmd/labrun ./cmd/labrun/internal/console ./internal/kube ./actions/... ./internal/bpfmaps
+	$(GO) test -race -count=1 ./runner ./internal/lang/eval ./cmd/labrun ./cmd/labrun/internal/console ./internal/kube ./actions/... ./internal/bpfmaps ./internal/helmproc ./cmd/labrun-helm
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
