@@ -57,8 +57,8 @@ unit:
 	$(GO) test -count=1 $(PKGS)
 
 # The packages whose code runs goroutines (parallel branches, progress,
-# exec sessions, signal handling, HTTP and BPF map reads) once more under
-# the race detector.
+# exec sessions, signal handling, HTTP and BPF map reads, the Helm pipe)
+# once more under the race detector.
 race:
 	$(GO) test -race -count=1 ./runner ./internal/lang/eval ./cmd/labrun ./cmd/labrun/internal/console ./internal/kube ./actions/... ./internal/bpfmaps ./internal/helmproc ./cmd/labrun-helm
 
