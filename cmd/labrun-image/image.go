@@ -14,7 +14,8 @@ import (
 // inputs is everything the image is made of. Two builds from equal inputs
 // give the same bytes, so the same digest.
 type inputs struct {
-	Binary   []byte
+	Binary   []byte // labrun
+	Helm     []byte // labrun-helm
 	CABundle []byte
 	Source   source
 	// Created dates the image and every file in it: the commit's time
@@ -26,7 +27,7 @@ type inputs struct {
 // layerFiles and an OCI config that runs labrun as the non-root user, in
 // its home, with the CA bundle where Go finds it.
 func buildImage(in inputs) (v1.Image, error) {
-	layer, err := writeTar(layerFiles(in.Binary, in.CABundle), in.Created)
+	layer, err := writeTar(layerFiles(in.Binary, in.Helm, in.CABundle), in.Created)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ var commitTime = time.Date(2026, 12, 5, 10, 15, 0, 0, time.UTC)
 func testInputs() inputs {
 	return inputs{
 		Binary:   []byte("\x7fELF a static labrun"),
+		Helm:     []byte("\x7fELF a static labrun-helm"),
 		CABundle: []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
 		Source: source{
 			Version:  "v0.0.0-20261205101500-8a8802dfe9c2",
@@ -75,6 +76,7 @@ func TestSameInputsSameDigest(t *testing.T) {
 	same := digestOf(t, a)
 	for name, change := range map[string]func(*inputs){
 		"the binary":      func(in *inputs) { in.Binary = append(in.Binary, 0) },
+		"labrun-helm":     func(in *inputs) { in.Helm = append(in.Helm, 0) },
 		"the CA bundle":   func(in *inputs) { in.CABundle = append(in.CABundle, '\n') },
 		"the commit time": func(in *inputs) { in.Created = in.Created.Add(time.Second) },
 		"the revision":    func(in *inputs) { in.Source.Revision = "0" + in.Source.Revision[1:] },
@@ -157,6 +159,7 @@ func TestLayerEntries(t *testing.T) {
 		"usr/local/ dir 0755 0:0",
 		"usr/local/bin/ dir 0755 0:0",
 		"usr/local/bin/labrun file 0755 0:0",
+		"usr/local/bin/labrun-helm file 0755 0:0",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("layer entries:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
@@ -166,6 +169,9 @@ func TestLayerEntries(t *testing.T) {
 	}
 	if !bytes.Equal(contents["usr/local/bin/labrun"], in.Binary) {
 		t.Error("the binary in the image is not the one given")
+	}
+	if !bytes.Equal(contents["usr/local/bin/labrun-helm"], in.Helm) {
+		t.Error("labrun-helm in the image is not the one given")
 	}
 	if !strings.Contains(string(contents["etc/passwd"]), "\nlabrun:x:65532:65532:labrun:/home/labrun:/sbin/nologin\n") ||
 		!strings.Contains(string(contents["etc/group"]), "\nlabrun:x:65532:\n") {

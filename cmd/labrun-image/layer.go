@@ -22,6 +22,7 @@ const (
 // Paths in the image that other parts of the build name.
 const (
 	binaryPath   = "/usr/local/bin/labrun"
+	helmPath     = "/usr/local/bin/labrun-helm" // beside labrun, where it looks first
 	caBundlePath = "/etc/ssl/certs/ca-certificates.crt"
 )
 
@@ -36,12 +37,13 @@ type file struct {
 
 func (f file) isDir() bool { return strings.HasSuffix(f.name, "/") }
 
-// layerFiles is everything in the image: the static binary, the CA bundle
+// layerFiles is everything in the image: the static binaries (labrun and
+// labrun-helm, which labrun starts for the helm action), the CA bundle
 // Go's crypto/x509 reads through SSL_CERT_FILE, /etc/passwd and
 // /etc/group naming the user (so the user has a name and a home), a
 // writable /tmp and the user's home, each with the directories above it.
 // Everything belongs to root but the home.
-func layerFiles(binary, caBundle []byte) []file {
+func layerFiles(binary, helm, caBundle []byte) []file {
 	root := func(name string, mode int64, body []byte) file {
 		return file{name: name, mode: mode, body: body}
 	}
@@ -59,6 +61,7 @@ func layerFiles(binary, caBundle []byte) []file {
 		root("usr/local/", 0o755, nil),
 		root("usr/local/bin/", 0o755, nil),
 		root(binaryPath[1:], 0o755, binary),
+		root(helmPath[1:], 0o755, helm),
 	}
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.name, b.name) })
 	return files

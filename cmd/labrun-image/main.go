@@ -1,18 +1,24 @@
-// Command labrun-image builds labrun's container image from a static
-// labrun binary and the machine's CA bundle, with no container engine:
+// Command labrun-image builds labrun's container image from static
+// labrun and labrun-helm binaries of one commit and the machine's CA
+// bundle, with no container engine:
 // one layer from scratch, a non-root user, written as an OCI image-layout
 // tarball that `ctr images import` loads (testbed/lib/labrun-image.sh
 // does, into the test cluster's nodes). It is the project's build tool,
 // run by `make image`, not a command of labrun's users.
 //
+// labrun-helm goes beside labrun, where labrun looks for it, so a Job
+// grading a lab whose check reads a Helm release (the helm action) has
+// it; the two talk over a pipe whose protocol is the commit's, so builds
+// of two commits are refused.
+//
 // The image is reproducible: its files, their times and owners, its
-// config and its name follow from the binary (whose build information
+// config and its name follow from the binaries (whose build information
 // names the commit, its time and platform) and the CA bundle alone, so
 // two builds of one commit give one digest.
 //
 // Usage:
 //
-//	labrun-image -binary bin/labrun [-ca-bundle FILE] [-repository NAME] -o bin/labrun-image.oci.tar
+//	labrun-image -binary bin/labrun -helm bin/labrun-helm [-ca-bundle FILE] [-repository NAME] -o bin/labrun-image.oci.tar
 //
 // It names the image REPOSITORY:REV (the commit's first 12 hex digits,
 // "-dirty" for uncommitted changes) and REPOSITORY:latest, and prints
@@ -40,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("labrun-image", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	binaryPath := fs.String("binary", "bin/labrun", "the static labrun binary (CGO_ENABLED=0, built with -buildvcs=true in a git clone)")
+	helmPath := fs.String("helm", "bin/labrun-helm", "the static labrun-helm binary, built as labrun was, from the same commit")
 	caPath := fs.String("ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "the CA certificates, PEM (Debian's ca-certificates)")
 	repository := fs.String("repository", "labrun.local/labrun", "the image's name without a tag")
 	out := fs.String("o", "bin/labrun-image.oci.tar", "the OCI image-layout tarball to write")
@@ -49,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	in, err := readInputs(*binaryPath, *caPath)
+	in, err := readInputs(*binaryPath, *helmPath, *caPath)
 	if err != nil {
 		return err
 	}
@@ -73,8 +80,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// readInputs reads the binary and the CA bundle and dates the image.
-func readInputs(binaryPath, caPath string) (inputs, error) {
+// readInputs reads the binaries and the CA bundle and dates the image.
+// labrun-helm must be of labrun's commit, platform and tree.
+func readInputs(binaryPath, helmPath, caPath string) (inputs, error) {
 	binary, err := os.ReadFile(binaryPath)
 	if err != nil {
 		return inputs{}, err
@@ -82,6 +90,17 @@ func readInputs(binaryPath, caPath string) (inputs, error) {
 	src, err := readSource(binary)
 	if err != nil {
 		return inputs{}, fmt.Errorf("%s: %w", binaryPath, err)
+	}
+	helm, err := os.ReadFile(helmPath)
+	if err != nil {
+		return inputs{}, fmt.Errorf("%w (make image builds labrun-helm beside labrun)", err)
+	}
+	helmSrc, err := readSource(helm)
+	if err != nil {
+		return inputs{}, fmt.Errorf("%s: %w", helmPath, err)
+	}
+	if err := sameBuild(src, helmSrc); err != nil {
+		return inputs{}, fmt.Errorf("%s and %s: %w", binaryPath, helmPath, err)
 	}
 	ca, err := os.ReadFile(caPath)
 	if err != nil {
@@ -91,7 +110,7 @@ func readInputs(binaryPath, caPath string) (inputs, error) {
 	if err != nil {
 		return inputs{}, err
 	}
-	return inputs{Binary: binary, CABundle: ca, Source: src, Created: created}, nil
+	return inputs{Binary: binary, Helm: helm, CABundle: ca, Source: src, Created: created}, nil
 }
 
 // sourceDate is the time the image and its files are dated: epoch, the

@@ -76,3 +76,16 @@ func (s source) Tag() string {
 	}
 	return tag
 }
+
+// sameBuild says why labrun and labrun-helm built as a and b cannot go
+// in one image: another commit, platform or tree state. labrun starts
+// labrun-helm and speaks its commit's protocol to it.
+func sameBuild(a, b source) error {
+	if a.Revision != b.Revision || a.Modified != b.Modified {
+		return fmt.Errorf("built from %s and %s: build both from one tree", a.Tag(), b.Tag())
+	}
+	if a.OS != b.OS || a.Arch != b.Arch {
+		return fmt.Errorf("built for %s/%s and %s/%s: build both for one platform", a.OS, a.Arch, b.OS, b.Arch)
+	}
+	return nil
+}

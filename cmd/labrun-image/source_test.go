@@ -88,3 +88,32 @@ func TestSourceDate(t *testing.T) {
 		t.Error("SOURCE_DATE_EPOCH=yesterday was taken")
 	}
 }
+
+// labrun and labrun-helm go in one image only when built from one tree
+// for one platform: labrun speaks its own commit's protocol to
+// labrun-helm.
+func TestSameBuild(t *testing.T) {
+	labrun := testInputs().Source
+	for _, tc := range []struct {
+		name   string
+		change func(*source)
+		want   string // "" when they go together
+	}{
+		{"the same build", func(*source) {}, ""},
+		{"another commit", func(s *source) { s.Revision = "0" + s.Revision[1:] }, "built from 8a8802dfe9c2 and 0a8802dfe9c2: build both from one tree"},
+		{"uncommitted changes", func(s *source) { s.Modified = true }, "built from 8a8802dfe9c2 and 8a8802dfe9c2-dirty"},
+		{"another platform", func(s *source) { s.Arch = "arm64" }, "built for linux/amd64 and linux/arm64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			helm := labrun
+			tc.change(&helm)
+			err := sameBuild(labrun, helm)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -334,15 +334,7 @@ func TestFleetJobClassroom(t *testing.T) {
 	dir, answers := t.TempDir(), filepath.Join(t.TempDir(), "answers")
 
 	run := kubetest.NamespaceName("e2e-fleet-room")
-	learners := []string{run + "-l00", run + "-l01"}
-	var b strings.Builder
-	for _, ns := range append([]string{run}, learners...) {
-		fmt.Fprintf(&b, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
-		t.Cleanup(func() {
-			c.Delete(context.Background(), cluster.ObjectQuery{Kind: "Namespace", Name: ns}, cluster.DeleteRequest{IgnoreNotFound: true})
-		})
-	}
-	kubetest.ApplyInNamespace(ctx, t, c, run, "the class", b.String())
+	learners := twoLearners(ctx, t, c, run)
 	for _, ns := range learners {
 		command(t, bin, "run", "--no-progress", "--kubeconfig", kc, "--vars", "../../playbooks/classroom.testbed.yaml",
 			"--set", "namespace="+ns, "--set", "out="+filepath.Join(answers, ns), "../../playbooks/classroom.yaml")
@@ -377,6 +369,72 @@ func TestFleetJobClassroom(t *testing.T) {
 		"--report", "json="+report, "../../playbooks/classroom.yaml")
 	t.Logf("labrun check --targets exited %d:\n%s", code, out)
 	checkClassroom(t, code, readResults(t, report), learners)
+}
+
+// twoLearners makes the grading namespace run and two learners'
+// namespaces (each deleted when the test ends), and returns the
+// learners'.
+func twoLearners(ctx context.Context, t *testing.T, c *kube.Client, run string) []string {
+	learners := []string{run + "-l00", run + "-l01"}
+	var b strings.Builder
+	for _, ns := range append([]string{run}, learners...) {
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
+		t.Cleanup(func() {
+			c.Delete(context.Background(), cluster.ObjectQuery{Kind: "Namespace", Name: ns}, cluster.DeleteRequest{IgnoreNotFound: true})
+		})
+	}
+	kubetest.ApplyInNamespace(ctx, t, c, run, "the class", b.String())
+	return learners
+}
+
+// TestFleetJobHelm grades a lab whose check reads a Helm release
+// (testdata/helm/class.yaml) with the rendered Job: labrun in the image
+// starts labrun-helm beside it, which connects in-cluster as the Job's
+// ServiceAccount, with the rules render derived from the playbook (get
+// and list of Secrets in each learner's namespace, no more). Two learners
+// install the release with labrun run; the second greets with another
+// word. collect must find the first passed and the second wrong, by the
+// release's values: a pod without labrun-helm, or without the rules,
+// fails as config or forbidden.
+func TestFleetJobHelm(t *testing.T) {
+	c := kubetest.Connect(t)
+	kc := kubetest.Kubeconfig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ref := importLabrunImage(t)
+	bin := buildLabrun(t)
+	dir := t.TempDir()
+	const playbook = "testdata/helm/class.yaml"
+
+	run := kubetest.NamespaceName("e2e-fleet-helm")
+	learners := twoLearners(ctx, t, c, run)
+	for i, ns := range learners {
+		greeting := []string{"hello", "hola"}[i]
+		command(t, bin, "run", "--no-progress", "--kubeconfig", kc, "--set", "namespace="+ns,
+			"--set", "greeting="+greeting, "--set", "expected="+greeting, playbook)
+	}
+	targetsFile := filepath.Join(dir, "targets.yaml")
+	writeTargets(t, targetsFile, learners)
+	code, job := runLabrun(t, bin, "fleet", "render", playbook, "--targets", targetsFile, "-n", run, "--image", ref)
+	if code != 0 {
+		t.Fatalf("labrun fleet render exited %d:\n%s", code, job)
+	}
+	kubetest.ApplyInNamespace(ctx, t, c, run, "the rendered Job", job)
+	report := filepath.Join(dir, "class.jsonl")
+	code, out := runLabrun(t, bin, "fleet", "collect", "--kubeconfig", kc, "-n", run, "--job", "labrun-helm-class-fleet",
+		"--wait", "5m", "--targets", targetsFile, "--report", "json="+report)
+	t.Logf("labrun fleet collect exited %d:\n%s", code, out)
+	results := readResults(t, report)
+	if code != 1 || len(results) != 2 {
+		t.Fatalf("exit %d, %d results: want 1 (a wrong answer) and 2", code, len(results))
+	}
+	if r := results[0]; r.Target != learners[0] || r.Verdict != fleet.Passed || r.Passed != 1 {
+		t.Errorf("%s: %+v; want passed", learners[0], r)
+	}
+	if r := results[1]; r.Target != learners[1] || r.Verdict != fleet.Wrong ||
+		!strings.Contains(r.FirstFailure, "the release demo must greet with the expected greeting") {
+		t.Errorf("%s: %+v; want wrong, by the release's greeting", learners[1], r)
+	}
 }
 
 // checkClassroom: the first learner passed all 4 tasks, the second is
