@@ -350,25 +350,35 @@ func TestFleetJobClassroom(t *testing.T) {
 	targetsFile := filepath.Join(dir, "targets.yaml")
 	writeTargets(t, targetsFile, learners)
 
-	args := []string{"fleet", "render", "../../playbooks/classroom.yaml", "--targets", targetsFile, "-n", run, "--image", ref, "--outputs", "out=" + answers}
+	args := []string{"../../playbooks/classroom.yaml", "--outputs", "out=" + answers}
 	for _, s := range []string{"deploy", "scale", "expose", "policy"} {
 		args = append(args, "--include", "classroom/schemas/"+s+".schema.json")
 	}
-	code, job := runLabrun(t, bin, args...)
-	if code != 0 {
-		t.Fatalf("labrun fleet render exited %d:\n%s", code, job)
-	}
-	kubetest.ApplyInNamespace(ctx, t, c, run, "the rendered Job", job)
 	report := filepath.Join(dir, "class.jsonl")
-	code, out := runLabrun(t, bin, "fleet", "collect", "--kubeconfig", kc, "-n", run, "--job", "labrun-classroom-fleet",
-		"--wait", "5m", "--targets", targetsFile, "--report", "json="+report)
-	t.Logf("labrun fleet collect exited %d:\n%s", code, out)
+	code := renderAndCollect(ctx, t, c, bin, run, ref, targetsFile, report, "labrun-classroom-fleet", args...)
 	checkClassroom(t, code, readResults(t, report), learners)
 
-	code, out = runLabrun(t, bin, "check", "--kubeconfig", kc, "--targets", targetsFile, "--outputs", "out="+answers,
+	code, out := runLabrun(t, bin, "check", "--kubeconfig", kc, "--targets", targetsFile, "--outputs", "out="+answers,
 		"--report", "json="+report, "../../playbooks/classroom.yaml")
 	t.Logf("labrun check --targets exited %d:\n%s", code, out)
 	checkClassroom(t, code, readResults(t, report), learners)
+}
+
+// renderAndCollect grades the class in targetsFile with a Job in the
+// namespace run: labrun fleet render (of the playbook and the flags in
+// render, with the image ref), applied, then labrun fleet collect of the
+// Job named job into the JSON report. It returns collect's exit code.
+func renderAndCollect(ctx context.Context, t *testing.T, c *kube.Client, bin, run, ref, targetsFile, report, job string, render ...string) int {
+	t.Helper()
+	code, manifest := runLabrun(t, bin, append([]string{"fleet", "render", "--targets", targetsFile, "-n", run, "--image", ref}, render...)...)
+	if code != 0 {
+		t.Fatalf("labrun fleet render exited %d:\n%s", code, manifest)
+	}
+	kubetest.ApplyInNamespace(ctx, t, c, run, "the rendered Job", manifest)
+	code, out := runLabrun(t, bin, "fleet", "collect", "--kubeconfig", kubetest.Kubeconfig(t), "-n", run, "--job", job,
+		"--wait", "5m", "--targets", targetsFile, "--report", "json="+report)
+	t.Logf("labrun fleet collect exited %d:\n%s", code, out)
+	return code
 }
 
 // twoLearners makes the grading namespace run and two learners'
@@ -415,15 +425,8 @@ func TestFleetJobHelm(t *testing.T) {
 	}
 	targetsFile := filepath.Join(dir, "targets.yaml")
 	writeTargets(t, targetsFile, learners)
-	code, job := runLabrun(t, bin, "fleet", "render", playbook, "--targets", targetsFile, "-n", run, "--image", ref)
-	if code != 0 {
-		t.Fatalf("labrun fleet render exited %d:\n%s", code, job)
-	}
-	kubetest.ApplyInNamespace(ctx, t, c, run, "the rendered Job", job)
 	report := filepath.Join(dir, "class.jsonl")
-	code, out := runLabrun(t, bin, "fleet", "collect", "--kubeconfig", kc, "-n", run, "--job", "labrun-helm-class-fleet",
-		"--wait", "5m", "--targets", targetsFile, "--report", "json="+report)
-	t.Logf("labrun fleet collect exited %d:\n%s", code, out)
+	code := renderAndCollect(ctx, t, c, bin, run, ref, targetsFile, report, "labrun-helm-class-fleet", playbook)
 	results := readResults(t, report)
 	if code != 1 || len(results) != 2 {
 		t.Fatalf("exit %d, %d results: want 1 (a wrong answer) and 2", code, len(results))
