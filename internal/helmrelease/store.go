@@ -3,6 +3,7 @@ package helmrelease
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 
 	ri "helm.sh/helm/v4/pkg/release"
@@ -125,12 +126,7 @@ func copyRelease(r *release.Release) *release.Release {
 		info := *r.Info
 		cp.Info = &info
 	}
-	if r.Labels != nil {
-		cp.Labels = make(map[string]string, len(r.Labels))
-		for k, v := range r.Labels {
-			cp.Labels[k] = v
-		}
-	}
+	cp.Labels = maps.Clone(r.Labels)
 	cp.Hooks = make([]*release.Hook, len(r.Hooks))
 	for i, h := range r.Hooks {
 		hook := *h

@@ -186,18 +186,13 @@ func Connect(opts ConnectOptions) (*Client, error) {
 // returns the same connection (or error) afterwards, so a playbook without
 // Kubernetes steps never looks for a kubeconfig.
 func Lazy(opts ConnectOptions) func() (cluster.Cluster, error) {
-	var once sync.Once
-	var c cluster.Cluster
-	var err error
-	return func() (cluster.Cluster, error) {
-		once.Do(func() {
-			var client *Client
-			if client, err = Connect(opts); err == nil {
-				c = client
-			}
-		})
-		return c, err
-	}
+	return sync.OnceValues(func() (cluster.Cluster, error) {
+		c, err := Connect(opts)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return c, nil
+	})
 }
 
 // ConfigError says that no usable kubeconfig was found; Tried lists each

@@ -65,7 +65,8 @@ var beyondGoal = map[string]float64{"cca-services": 1.5}
 
 // beyondRow is a lab's row of what labrun adds to the cluster's pace: its
 // runs, whole process, minus the time of the lab's criticalWaits (goal
-// 0.5 s); more says what those steps are, or what else counts.
+// 0.5 s, or the lab's beyondGoal); more says what those steps are, or
+// what else counts.
 func beyondRow(lab string, lr []labRun, more string) Row {
 	beyond := func(r labRun) time.Duration { return r.wall - r.clusterWork }
 	work := func(r labRun) time.Duration { return r.clusterWork }
