@@ -26,11 +26,13 @@ type Endpoint struct {
 	// IdentityLabels are the identity's labels (status.identity.labels).
 	IdentityLabels []string           `json:"identityLabels" expr:"identityLabels"`
 	Networking     EndpointNetworking `json:"networking" expr:"networking"`
-	// From status.external-identifiers.
-	PodName       string `json:"podName" expr:"podName"`             // k8s-pod-name
-	Namespace     string `json:"namespace" expr:"namespace"`         // k8s-namespace
-	ContainerID   string `json:"containerID" expr:"containerID"`     // container-id
-	ContainerName string `json:"containerName" expr:"containerName"` // container-name
+	// From status.external-identifiers, each null when the document does
+	// not have it: Cilium 1.20 fills only cni-attachment-id there for a
+	// pod's endpoint, and nothing for the host's.
+	PodName       *string `json:"podName" expr:"podName"`             // k8s-pod-name
+	Namespace     *string `json:"namespace" expr:"namespace"`         // k8s-namespace
+	ContainerID   *string `json:"containerID" expr:"containerID"`     // container-id
+	ContainerName *string `json:"containerName" expr:"containerName"` // container-name
 	// PolicyEnabled is status.policy.realized.policy-enabled: none,
 	// ingress, egress, both, audit-...
 	PolicyEnabled string `json:"policyEnabled" expr:"policyEnabled"`
@@ -44,20 +46,22 @@ type Endpoint struct {
 type EndpointNetworking struct {
 	InterfaceName          string            `json:"interfaceName" expr:"interfaceName"`
 	InterfaceIndex         int               `json:"interfaceIndex" expr:"interfaceIndex"`
-	ContainerInterfaceName string            `json:"containerInterfaceName" expr:"containerInterfaceName"`
+	ContainerInterfaceName *string           `json:"containerInterfaceName" expr:"containerInterfaceName"` // null for the host's endpoint
 	Mac                    string            `json:"mac" expr:"mac"`
 	HostMac                string            `json:"hostMac" expr:"hostMac"`
-	IPv4                   string            `json:"ipv4" expr:"ipv4"` // first addressing entry's ipv4
-	IPv6                   string            `json:"ipv6" expr:"ipv6"` // first addressing entry's ipv6
+	IPv4                   *string           `json:"ipv4" expr:"ipv4"` // first addressing entry's ipv4; null when it has none
+	IPv6                   *string           `json:"ipv6" expr:"ipv6"` // first addressing entry's ipv6; null when it has none (IPv6 off)
 	Addressing             []EndpointAddress `json:"addressing" expr:"addressing"`
 }
 
-// EndpointAddress is one status.networking.addressing entry.
+// EndpointAddress is one status.networking.addressing entry; a field the
+// entry does not have is null (the host's endpoint has an empty entry,
+// and no entry has IPv6 when IPv6 is off).
 type EndpointAddress struct {
-	IPv4         string `json:"ipv4" expr:"ipv4"`
-	IPv6         string `json:"ipv6" expr:"ipv6"`
-	IPv4PoolName string `json:"ipv4PoolName" expr:"ipv4PoolName"`
-	IPv6PoolName string `json:"ipv6PoolName" expr:"ipv6PoolName"`
+	IPv4         *string `json:"ipv4" expr:"ipv4"`
+	IPv6         *string `json:"ipv6" expr:"ipv6"`
+	IPv4PoolName *string `json:"ipv4PoolName" expr:"ipv4PoolName"`
+	IPv6PoolName *string `json:"ipv6PoolName" expr:"ipv6PoolName"`
 }
 
 // EndpointGet is the parsed `cilium-dbg endpoint get`: a list of
@@ -74,7 +78,7 @@ func (l EndpointGet) ByIPv4(ip string) Endpoint {
 	}
 	for _, e := range l {
 		for _, a := range e.Networking.Addressing {
-			if a.IPv4 == ip {
+			if a.IPv4 != nil && *a.IPv4 == ip {
 				return e
 			}
 		}
@@ -110,10 +114,10 @@ type jsonEndpoint struct {
 			SecurityRelevant []string `json:"security-relevant"`
 		} `json:"labels"`
 		ExternalIdentifiers *struct {
-			ContainerID   string `json:"container-id"`
-			ContainerName string `json:"container-name"`
-			K8sNamespace  string `json:"k8s-namespace"`
-			K8sPodName    string `json:"k8s-pod-name"`
+			ContainerID   *string `json:"container-id"`
+			ContainerName *string `json:"container-name"`
+			K8sNamespace  *string `json:"k8s-namespace"`
+			K8sPodName    *string `json:"k8s-pod-name"`
 		} `json:"external-identifiers"`
 		Health *struct {
 			OverallHealth string `json:"overallHealth"`
@@ -125,16 +129,16 @@ type jsonEndpoint struct {
 		} `json:"policy"`
 		Networking *struct {
 			Addressing []struct {
-				IPv4         string `json:"ipv4"`
-				IPv6         string `json:"ipv6"`
-				IPv4PoolName string `json:"ipv4-pool-name"`
-				IPv6PoolName string `json:"ipv6-pool-name"`
+				IPv4         *string `json:"ipv4"`
+				IPv6         *string `json:"ipv6"`
+				IPv4PoolName *string `json:"ipv4-pool-name"`
+				IPv6PoolName *string `json:"ipv6-pool-name"`
 			} `json:"addressing"`
-			ContainerInterfaceName string `json:"container-interface-name"`
-			HostMac                string `json:"host-mac"`
-			InterfaceIndex         int    `json:"interface-index"`
-			InterfaceName          string `json:"interface-name"`
-			Mac                    string `json:"mac"`
+			ContainerInterfaceName *string `json:"container-interface-name"`
+			HostMac                string  `json:"host-mac"`
+			InterfaceIndex         int     `json:"interface-index"`
+			InterfaceName          string  `json:"interface-name"`
+			Mac                    string  `json:"mac"`
 		} `json:"networking"`
 	} `json:"status"`
 }

@@ -87,7 +87,7 @@ func TestRealCapturesLab(t *testing.T) {
 
 	// (4) socket LB: OUT holder:40404 -> backend, no SVC entry; netstat
 	// in holder sees the backend, the backend sees holder.
-	holderIP := ep[0].Networking.IPv4
+	holderIP := *ep[0].Networking.IPv4
 	client := Addr{IP: holderIP, Port: 40404}.String()
 	out := ct.Find("OUT", client)
 	if len(out) != 1 {

@@ -66,3 +66,5 @@ func deref[T any](p *T) any {
 	}
 	return *p
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -336,6 +336,7 @@ func (c *Compiler) config(sc scope) (*conf.Config, reflect.Type) {
 	for _, f := range c.funcs {
 		expr.Function(f.Name, f.Fn, f.Types...)(cfg)
 	}
+	equalityPatches(cfg)
 	if c.configs == nil {
 		c.configs = map[scope]*conf.Config{}
 	}

@@ -213,17 +213,15 @@ func Grep(text, substr string) []string {
 	return out
 }
 
-func sliceKey(v any) string { return fmt.Sprintf("%T:%v", v, v) }
-
 // Difference returns the items of a that are not in b, in a's order.
 func Difference(a, b []any) []any {
 	inB := map[string]bool{}
 	for _, x := range b {
-		inB[sliceKey(x)] = true
+		inB[Key(x)] = true
 	}
 	out := []any{}
 	for _, x := range a {
-		if !inB[sliceKey(x)] {
+		if !inB[Key(x)] {
 			out = append(out, x)
 		}
 	}
