@@ -43,6 +43,11 @@ func TestClassroomLab(t *testing.T) {
 	if summary == nil {
 		t.Fatalf("no summary of 4 files with every change rejected naming its value:\n%s", text)
 	}
+	// The other half: each file written other ways with the same meaning
+	// passes (the test's exit code says it too; this names the line).
+	if !regexp.MustCompile(`graded files written other ways with the same meaning: [1-9]\d* passed, 0 refused`).MatchString(text) {
+		t.Errorf("a right answer written another way was refused, or none was tried:\n%s", text)
+	}
 	// 25 values and 25 keys removed, and more for each list item.
 	if changes, _ := strconv.Atoi(summary[1]); changes < 50 || summary[2] != summary[1] {
 		t.Errorf("%s changes, %s rejected; want at least 50, all rejected", summary[1], summary[2])

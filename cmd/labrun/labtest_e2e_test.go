@@ -69,6 +69,11 @@ func TestLabrunTestCCADatapath(t *testing.T) {
 	if files < 8 || changes < 92 {
 		t.Errorf("%d changes to %d files; want at least 92 changes to the 8 files", changes, files)
 	}
+	// The other half: each file written other ways with the same meaning
+	// passes (the test's exit code says it too; this names the line).
+	if !regexp.MustCompile(`graded files written other ways with the same meaning: [1-9]\d* passed, 0 refused`).MatchString(text) {
+		t.Errorf("a right answer written another way was refused, or none was tried:\n%s", text)
+	}
 	if !strings.Contains(text, "ghost.json: seconds ") || !strings.Contains(text, "accepted, declared loose: curl's time") {
 		t.Errorf("ghost.json's seconds is not reported as declared loose:\n%s", text)
 	}

@@ -19,7 +19,7 @@ import (
 // declared with its reason does not count) or a change fails without
 // naming the value.
 func testCmd(args []string, stdout, stderr io.Writer) (code int) {
-	fs := newFlagSet("test", stderr, "Usage: labrun test PLAYBOOK [flags]\n\nSolves the lab, checks its files, then changes each value of each file in turn:\nevery change must fail the check, naming that value.\n\nFlags:\n")
+	fs := newFlagSet("test", stderr, "Usage: labrun test PLAYBOOK [flags]\n\nSolves the lab, checks its files, then changes each value of each file in turn:\nevery change must fail the check, naming that value. Then writes each file other\nways with the same meaning (key order, spacing, number forms, list order, final\nnewline): every one must pass.\n\nFlags:\n")
 	var rf runFlags
 	rf.register(fs)
 	rf.leaseFlags.register(fs)
@@ -85,6 +85,13 @@ func testCmd(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	fmt.Fprintf(stdout, "labrun test: %s to %s: %d rejected naming the value, %d declared loose, %d survived, %d rejected naming another value\n",
 		plural(len(res.Changes), "change"), plural(res.Files, "graded file"), res.Count(labtest.Rejected), res.Count(labtest.Declared), res.Count(labtest.Survived), res.Count(labtest.Unnamed))
+	for _, r := range res.Renderings {
+		if r.Refused() || rf.verbose {
+			fmt.Fprintln(stdout, r)
+		}
+	}
+	fmt.Fprintf(stdout, "labrun test: %s written other ways with the same meaning: %d passed, %d refused\n",
+		plural(res.Files, "graded file"), len(res.Renderings)-len(res.Refused()), len(res.Refused()))
 	if *protocol {
 		printProtocol(stdout, res)
 	}

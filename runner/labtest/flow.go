@@ -43,6 +43,10 @@ type Result struct {
 	// Changes are every change with its verdict, in the order the steps
 	// that graded the files are written.
 	Changes []Change
+	// Renderings are each graded file written other ways with the same
+	// meaning (renderings.go), and what grading each found: every one
+	// must pass.
+	Renderings []Rendering
 	// Files is how many files check graded.
 	Files int
 	// Untouched are, with Protocol, the tasks as checked on the lab
@@ -61,11 +65,23 @@ func (r *Result) Count(v Verdict) int {
 	return n
 }
 
+// Refused lists the renderings the check failed: right answers refused.
+func (r *Result) Refused() []Rendering {
+	var out []Rendering
+	for _, x := range r.Renderings {
+		if x.Refused() {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // Failed reports whether the grader lets a learner down: a task passed
 // on the untouched lab, a change survived (a loose value declared with
-// its reason does not count), or was rejected without naming the value.
+// its reason does not count), or was rejected without naming the value,
+// or a graded file written another way with the same meaning was refused.
 func (r *Result) Failed() bool {
-	return len(r.PassedUntouched())+r.Count(Survived)+r.Count(Unnamed) > 0
+	return len(r.PassedUntouched())+r.Count(Survived)+r.Count(Unnamed)+len(r.Refused()) > 0
 }
 
 // ErrInterrupted is Run's error when a pass was interrupted (Ctrl-C); the
@@ -142,6 +158,9 @@ func (t *Test) Run(ctx context.Context) (*Result, error) {
 	}
 	defer scratch.Close()
 	if res.Changes, err = changeAll(files, dir, scratch); err != nil {
+		return nil, err
+	}
+	if res.Renderings, err = renderAll(files, dir, scratch); err != nil {
 		return nil, err
 	}
 	res.Files = len(files)

@@ -1,6 +1,10 @@
 package labtest
 
 import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,4 +87,90 @@ func TestJudge(t *testing.T) {
 	if want := `x.json: pods[1].ip "y" rejected without naming it: x.json: count is 3, expected 2`; c.String() != want {
 		t.Errorf("%s\nwant\n%s", c, want)
 	}
+}
+
+// Every rendering of a file means what the file means: the same JSON
+// document (numbers by value, lists as multisets), the same key=value
+// pairs, the same text but for its final newline; and each differs from
+// the file byte for byte.
+func TestRenderingsMeanTheSame(t *testing.T) {
+	tests := []struct {
+		kind, file string
+		names      []string
+	}{
+		{"json", "{\n  \"port\": 8080,\n  \"backends\": [\"10.42.0.7\", \"10.42.0.9\"],\n  \"path\": \"/healthz\",\n  \"ratio\": 0.5\n}\n",
+			[]string{"keys in alphabetical order", "keys in reverse alphabetical order", "no whitespace and no final newline", "tab indentation and CRLF line ends", "every list reversed", "whole numbers as 80.0", `"/" escaped as "\/"`}},
+		{"json", "{}\n", []string{"no whitespace and no final newline", "tab indentation and CRLF line ends"}},
+		{"kv", "a=1\nb = two\n", []string{"lines in reverse order", "no final newline", `spaces around "="`}},
+		{"text", "hello\nworld\n", []string{"no final newline", "a blank line at the end"}},
+	}
+	for _, tt := range tests {
+		rs, err := renderings(tt.kind, []byte(tt.file))
+		if err != nil {
+			t.Fatalf("%s %q: %v", tt.kind, tt.file, err)
+		}
+		var names []string
+		for _, r := range rs {
+			names = append(names, r.name)
+			if string(r.content) == tt.file {
+				t.Errorf("%s %q: rendering %q is the file itself", tt.kind, tt.file, r.name)
+			}
+			if !sameMeaning(t, tt.kind, []byte(tt.file), r.content) {
+				t.Errorf("%s %q: rendering %q means something else:\n%s", tt.kind, tt.file, r.name, r.content)
+			}
+		}
+		if !slices.Equal(names, tt.names) {
+			t.Errorf("%s %q: renderings %q, want %q", tt.kind, tt.file, names, tt.names)
+		}
+	}
+}
+
+func sameMeaning(t *testing.T, kind string, a, b []byte) bool {
+	t.Helper()
+	switch kind {
+	case "json":
+		x, err1 := decode(a)
+		y, err2 := decode(b)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("decode: %v, %v", err1, err2)
+		}
+		return canonical(x) == canonical(y)
+	case "kv":
+		kv := func(s []byte) []string {
+			var out []string
+			for _, l := range nonEmptyLines(s) {
+				k, v, _ := strings.Cut(l, "=")
+				out = append(out, strings.TrimSpace(k)+"="+strings.TrimSpace(v))
+			}
+			slices.Sort(out)
+			return out
+		}
+		return slices.Equal(kv(a), kv(b))
+	}
+	return strings.TrimRight(string(a), "\n") == strings.TrimRight(string(b), "\n")
+}
+
+// canonical renders a decoded document with numbers by value and the
+// items of each list sorted, keys sorted (encoding/json sorts them).
+func canonical(v any) string {
+	switch x := v.(type) {
+	case json.Number:
+		f, _ := x.Float64()
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	case []any:
+		var items []string
+		for _, e := range x {
+			items = append(items, canonical(e))
+		}
+		slices.Sort(items)
+		return "[" + strings.Join(items, ",") + "]"
+	case map[string]any:
+		var items []string
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			items = append(items, strconv.Quote(k)+":"+canonical(x[k]))
+		}
+		return "{" + strings.Join(items, ",") + "}"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -17,7 +17,7 @@ type labCmd func(cmd, dir string, extra ...string) (int, string)
 
 // testSummary is labrun test's last line when no change survived and each
 // was rejected naming the value it changed.
-var testSummary = regexp.MustCompile(`labrun test: \d+ changes to \d+ graded files: \d+ rejected naming the value, \d+ declared loose, 0 survived, 0 rejected naming another value`)
+var testSummary = regexp.MustCompile(`labrun test: \d+ changes to \d+ graded files: \d+ rejected naming the value, \d+ declared loose, 0 survived, 0 rejected naming another value\nlabrun test: \d+ graded files written other ways with the same meaning: [1-9]\d* passed, 0 refused`)
 
 // reportTask is a task of check's JSON report (--report json=FILE).
 type reportTask struct {

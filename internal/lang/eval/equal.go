@@ -24,7 +24,7 @@ import (
 // though both print [17897]. The same holds for an int64 counter against
 // an int literal in a list, and []string against []any.
 //
-// Two rewrites of every checked expression settle it at the root:
+// Two rewrites of every expression settle it at the root:
 //
 //   - nullable reads: a read whose type is a pointer to anything but a
 //     struct gives the value it points to, or null, typed "any value"
@@ -54,10 +54,15 @@ func equalityPatches(cfg *conf.Config) {
 		new(func(any, any) bool))(cfg)
 	expr.Function(fnNullable, func(args ...any) (any, error) { return deref(args[0]), nil },
 		new(func(any) any))(cfg)
-	// each visitor runs after a fresh check, so the equality rewrite sees
-	// the nullable reads' new types
-	cfg.Visitors = append(cfg.Visitors, nullableReads{}, equalities{})
+	cfg.Visitors = append(cfg.Visitors, nullableReads{})
 }
+
+// rewriteEqualities rewrites the comparisons of a checked tree (see
+// equalities). It runs after the checker, not as one of its patchers: a
+// call the checker has typed once is never checked again (expr 1.17
+// trusts a type a patcher set), so an error inside a rewritten operand,
+// countLines(x) == 1, would go unreported.
+func rewriteEqualities(tree *ast.Node) { ast.Walk(tree, equalities{}) }
 
 // nullableReads wraps each read of a pointer to a non-struct in a call that
 // dereferences it.
@@ -81,8 +86,24 @@ func (nullableReads) Visit(node *ast.Node) {
 }
 
 // equalities rewrites ==, != and `in` on a list into calls of Equal and
-// in, where expr's own operator could disagree with the printed values.
+// in, where expr's own operator could disagree with the printed values;
+// the checker has accepted the tree, and the new nodes get their types
+// here.
 type equalities struct{}
+
+var (
+	boolType      = reflect.TypeOf(true)
+	equalFuncType = reflect.TypeOf(func(any, any) bool { return false })
+)
+
+// call is a call of one of the rewrites' functions, typed.
+func call(name string, args ...ast.Node) *ast.CallNode {
+	callee := &ast.IdentifierNode{Value: name}
+	callee.SetType(equalFuncType)
+	c := &ast.CallNode{Callee: callee, Arguments: args}
+	c.SetType(boolType)
+	return c
+}
 
 func (equalities) Visit(node *ast.Node) {
 	b, ok := (*node).(*ast.BinaryNode)
@@ -92,20 +113,21 @@ func (equalities) Visit(node *ast.Node) {
 	l, r := b.Left.Type(), b.Right.Type()
 	switch b.Operator {
 	case "==", "!=":
-		if plainScalar(l) && plainScalar(r) || !comparable(l, r) {
-			return // expr's opcode is right, or its checker refuses the pair
+		if plainScalar(l) && plainScalar(r) {
+			return // expr's opcode is right, and fast
 		}
-		var call ast.Node = &ast.CallNode{Callee: &ast.IdentifierNode{Value: fnEqual}, Arguments: []ast.Node{b.Left, b.Right}}
+		var n ast.Node = call(fnEqual, b.Left, b.Right)
 		if b.Operator == "!=" {
-			call.SetLocation(b.Location())
-			call = &ast.UnaryNode{Operator: "not", Node: call}
+			n.SetLocation(b.Location())
+			n = &ast.UnaryNode{Operator: "not", Node: n}
+			n.SetType(boolType)
 		}
-		ast.Patch(node, call)
+		ast.Patch(node, n)
 	case "in":
 		if r != nil && r.Kind() != reflect.Slice && r.Kind() != reflect.Array && r.Kind() != reflect.Interface {
 			return // a key of a map, a field of a struct: expr's meaning
 		}
-		ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: fnIn}, Arguments: []ast.Node{b.Left, b.Right}})
+		ast.Patch(node, call(fnIn, b.Left, b.Right))
 	}
 }
 
@@ -129,23 +151,6 @@ func plainScalar(t reflect.Type) bool {
 	return false
 }
 
-// comparable mirrors expr's checker: two known types that it refuses to
-// compare (a struct and a string) are left to it, so the author hears of
-// the mistake at validate.
-func comparable(l, r reflect.Type) bool {
-	if l == nil || r == nil || l.Kind() == reflect.Interface || r.Kind() == reflect.Interface {
-		return true
-	}
-	if isNumber(l) && isNumber(r) {
-		return true
-	}
-	if isList(l) && isList(r) {
-		return true
-	}
-	return l.AssignableTo(r) || r.AssignableTo(l)
-}
-
-func isList(t reflect.Type) bool { return t.Kind() == reflect.Slice || t.Kind() == reflect.Array }
 
 // deref gives the value a pointer points to, or nil.
 func deref(v any) any {

@@ -46,6 +46,7 @@ func checkWith(tree *parser.Tree, cfg *conf.Config, want reflect.Kind) error {
 	if _, err := new(checker.Checker).PatchAndCheck(tree, cfg); err != nil {
 		return err
 	}
+	rewriteEqualities(&tree.Node)
 	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) {
