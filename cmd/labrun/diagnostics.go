@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/visible"
 )
 
 // printLoadError prints diagnostics for a person, each its one
@@ -32,7 +33,9 @@ func diagnostics(path string, err error) []*diag.Error {
 }
 
 // printJSONProblems writes the errors as one JSON array: file, line and
-// column (0 when unknown) and the message.
+// column (0 when unknown) and the message. encoding/json escapes control
+// characters but DEL, C1 and bidi controls; visible.Text escapes those
+// too, as JSON escapes, so the array reads back the same.
 func printJSONProblems(w io.Writer, problems []*diag.Error) {
 	type problem struct {
 		File    string `json:"file"`
@@ -45,21 +48,22 @@ func printJSONProblems(w io.Writer, problems []*diag.Error) {
 		out = append(out, problem{File: p.Pos.File, Line: p.Pos.Line, Column: p.Pos.Col, Message: p.Msg})
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Fprintln(w, string(b))
+	fmt.Fprintln(w, visible.Text(string(b)))
 }
 
 // githubCommand renders an error as a GitHub Actions workflow command, so
 // a lab repository's CI shows it on the playbook's line. Property values
-// and the message are escaped as the runner expects.
+// and the message are escaped as the runner expects, after visible.Text
+// (the log shows the command's message as it is).
 func githubCommand(p *diag.Error) string {
 	prop := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
 	msg := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
-	cmd := "::error file=" + prop.Replace(p.Pos.File)
+	cmd := "::error file=" + prop.Replace(visible.Text(p.Pos.File))
 	if p.Pos.Line > 0 {
 		cmd += fmt.Sprintf(",line=%d", p.Pos.Line)
 		if p.Pos.Col > 0 {
 			cmd += fmt.Sprintf(",col=%d", p.Pos.Col)
 		}
 	}
-	return cmd + ",title=labrun validate::" + msg.Replace(p.Msg)
+	return cmd + ",title=labrun validate::" + msg.Replace(visible.Text(p.Msg))
 }

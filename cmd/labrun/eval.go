@@ -9,6 +9,7 @@ import (
 
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"
 )
 
@@ -17,7 +18,8 @@ const evalHelp = `Usage: labrun eval PLAYBOOK EXPR... [flags]
 Evaluates expressions on the results the last run of PLAYBOOK left in the
 journal of its output directory, as if they stood after the last step:
 checked against the steps' types, evaluated without a cluster and without
-running anything. Each value is printed as JSON.
+running anything. Each value is printed as JSON. Control characters and
+bidi controls in a value are printed as escapes (\u001b), also with --raw.
 
   labrun eval --set out=/tmp/lab lab.yaml 'map(steps.pods.items, .metadata.name)'
 
@@ -29,7 +31,7 @@ func evalCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("eval", stderr, evalHelp)
 	var vf varFlags
 	vf.register(fs)
-	raw := fs.BoolP("raw", "r", false, "print a string value as it is, not as a JSON string")
+	raw := fs.BoolP("raw", "r", false, "print a string value as it is (control characters escaped), not as a JSON string")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -69,7 +71,7 @@ func evalCmd(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		if s, ok := v.(string); ok && *raw {
-			fmt.Fprintln(stdout, s)
+			fmt.Fprintln(stdout, visible.Text(s))
 			continue
 		}
 		b, err := json.MarshalIndent(eval.Plain(v), "", "  ")
@@ -78,7 +80,9 @@ func evalCmd(args []string, stdout, stderr io.Writer) int {
 			code = exitFailed
 			continue
 		}
-		fmt.Fprintln(stdout, string(b))
+		// JSON's own escapes for what encoding/json leaves as it is
+		// (DEL, C1, bidi controls): the same value, shown
+		fmt.Fprintln(stdout, visible.Text(string(b)))
 	}
 	return code
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/access"
 	"github.com/labrun/labrun/runner/fleet"
@@ -266,7 +267,7 @@ func collectJob(ctx context.Context, c cluster.Cluster, namespace, name string, 
 		return nil, collectErrorExit(err)
 	}
 	s := fleet.State(jobs[0])
-	fmt.Fprintf(stdout, "job %s/%s: %s; failed indexes: %s\n", namespace, name, orText(s.Finished, "running"), orText(s.FailedIndexes, "none"))
+	fmt.Fprint(stdout, visible.Text(fmt.Sprintf("job %s/%s: %s; failed indexes: %s\n", namespace, name, orText(s.Finished, "running"), orText(s.FailedIndexes, "none"))))
 	return fleet.Collect(s.Completions, pods, names), exitOK
 }
 

@@ -15,6 +15,7 @@ import (
 	_ "github.com/labrun/labrun/actions/all" // registers every action
 	"github.com/labrun/labrun/cmd/labrun/internal/playbookschema"
 	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"
 	"github.com/spf13/pflag"
 )
@@ -57,7 +58,13 @@ func main() {
 }
 
 // Main runs the command line and returns the exit code; tests call it.
+// stderr carries only messages, which may quote a playbook, a vars file,
+// a cluster's answer or a learner's file: whatever a command writes
+// there goes through visible.Text, so none can move the cursor, retitle
+// the window or turn the text around. stdout holds progress and data
+// (JSON, YAML): each of its printers escapes what it prints.
 func Main(args []string, stdout, stderr io.Writer) int {
+	stderr = visible.Writer(stderr)
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitInvalid

@@ -21,6 +21,7 @@ import (
 	"github.com/labrun/labrun/internal/helmproc"
 	"github.com/labrun/labrun/internal/kube"
 	"github.com/labrun/labrun/internal/lang/syntax"
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/runner"
 	"github.com/spf13/pflag"
@@ -237,9 +238,10 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 
 // connect connects to the cluster of the kubeconfig's context (its
 // current one when empty) on its first call, and returns the same
-// connection after.
+// connection after. The API server's warnings go to stderr escaped, as
+// every message does.
 func (f *runFlags) connect(context string) func() (cluster.Cluster, error) {
-	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: context})
+	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: context, Warnings: visible.Writer(os.Stderr)})
 }
 
 // releases reaches Helm releases through labrun-helm, started on the

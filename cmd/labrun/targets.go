@@ -18,6 +18,7 @@ import (
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/fleet"
@@ -228,20 +229,23 @@ func fleetExit(ctx context.Context, results []fleet.Result) int {
 	return exitOK
 }
 
-// resultLine is a target's progress line.
+// resultLine is a target's progress line, its name and first failure
+// through visible.Line.
 func resultLine(r fleet.Result) string {
-	s := fmt.Sprintf("%s: %s, %d/%d passed, %.1fs", r.Target, r.Verdict, r.Passed, r.Tasks, r.Seconds)
+	s := fmt.Sprintf("%s: %s, %d/%d passed, %.1fs", visible.Line(r.Target), r.Verdict, r.Passed, r.Tasks, r.Seconds)
 	if r.Class != "" && r.Verdict != fleet.Passed {
 		s += " [" + string(r.Class) + "]"
 	}
 	if r.FirstFailure != "" {
-		s += ": " + r.FirstFailure
+		s += ": " + visible.Line(r.FirstFailure)
 	}
 	return s
 }
 
 // writeTable writes the summary: a row per target (its verdict, the
-// tasks that passed, its time, its first failure), then the counts.
+// tasks that passed, its time, its first failure), then the counts. A
+// target's name and first failure go through visible.Line: neither can
+// end a row or a column, or control the terminal.
 func writeTable(w io.Writer, results []fleet.Result, took time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TARGET\tVERDICT\tPASSED\tTIME\tFIRST FAILURE")
@@ -253,7 +257,7 @@ func writeTable(w io.Writer, results []fleet.Result, took time.Duration) {
 		if r.Attempts > 1 {
 			verdict += fmt.Sprintf(" after %d attempts", r.Attempts)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%.1fs\t%s\n", r.Target, verdict, r.Passed, r.Tasks, r.Seconds, r.FirstFailure)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%.1fs\t%s\n", visible.Line(r.Target), verdict, r.Passed, r.Tasks, r.Seconds, visible.Line(r.FirstFailure))
 	}
 	tw.Flush()
 	c := fleet.Count(results)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/labtest"
@@ -68,8 +69,8 @@ func testCmd(args []string, stdout, stderr io.Writer) (code int) {
 		NewRunner: func(mode actions.Mode) *runner.Runner {
 			return rf.runner(plan, mode, stdout, live, secrets)
 		},
-		Announce:    func(pass string) { fmt.Fprintln(stdout, "labrun test: "+pass) },
-		OnUntouched: func(u labtest.Untouched) { fmt.Fprintln(stdout, u) },
+		Announce:    func(pass string) { fmt.Fprintln(stdout, "labrun test: "+visible.Text(pass)) },
+		OnUntouched: func(u labtest.Untouched) { fmt.Fprintln(stdout, visible.Text(u.String())) },
 	}
 	res, err := t.Run(ctx)
 	if err != nil {
@@ -80,7 +81,8 @@ func testCmd(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	for _, c := range res.Changes {
 		if c.Verdict != labtest.Rejected || rf.verbose {
-			fmt.Fprintln(stdout, c)
+			// a change names a learner's key and value, and why
+			fmt.Fprintln(stdout, visible.Text(c.String()))
 		}
 	}
 	fmt.Fprintf(stdout, "labrun test: %s to %s: %d rejected naming the value, %d declared loose, %d survived, %d rejected naming another value\n",

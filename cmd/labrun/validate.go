@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"
 )
 
@@ -84,10 +85,13 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 
 // printPlan shows what a run would do, step by step. The plan is written
 // in one piece at the end: a generated playbook's is thousands of lines,
-// and a write of whole lines is what a redacting writer expects.
+// and a write of whole lines is what a redacting writer expects. The
+// playbook's name and task titles, one line each, go through
+// visible.Line, and the whole plan through visible.Text (expressions
+// and the paths written may hold any character).
 func printPlan(out io.Writer, p *runner.Plan) {
 	w := &bytes.Buffer{}
-	defer func() { out.Write(w.Bytes()) }()
+	defer func() { out.Write(visible.Bytes(w.Bytes())) }()
 	mut := 0
 	for _, s := range p.Steps {
 		if s.Mutates {
@@ -98,9 +102,9 @@ func printPlan(out io.Writer, p *runner.Plan) {
 	if len(p.Tasks) > 0 {
 		tasks = ", " + plural(len(p.Tasks), "task")
 	}
-	fmt.Fprintf(w, "%s: %s: valid, %s (%d change the system)%s\n", p.Playbook.File, p.Playbook.Name, plural(len(p.Steps), "step"), mut, tasks)
+	fmt.Fprintf(w, "%s: %s: valid, %s (%d change the system)%s\n", p.Playbook.File, visible.Line(p.Playbook.Name), plural(len(p.Steps), "step"), mut, tasks)
 	for _, t := range p.Tasks {
-		fmt.Fprintf(w, "  task %d %s: %s\n", t.Number, t.ID, t.Title)
+		fmt.Fprintf(w, "  task %d %s: %s\n", t.Number, t.ID, visible.Line(t.Title))
 	}
 	for _, s := range p.Steps {
 		flag := "  "

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -52,6 +53,10 @@ type ConnectOptions struct {
 	Burst int     `json:"burst"`
 	// UserAgent is sent with every request; empty means "labrun".
 	UserAgent string `json:"userAgent"`
+	// Warnings is where the API server's warnings are written (nil:
+	// os.Stderr); labrun's escapes the control characters a warning's
+	// text may hold.
+	Warnings io.Writer `json:"-"`
 
 	// env, home and k3s replace the process environment and the k3s path
 	// in tests; inCluster and serviceAccountDir replace
@@ -415,7 +420,11 @@ func newClient(in *rest.Config, opts ConnectOptions, secrets []string) (*Client,
 	}
 	// A warning such as a deprecated API version is worth showing once,
 	// not once per request.
-	config.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
+	warnings := opts.Warnings
+	if warnings == nil {
+		warnings = os.Stderr
+	}
+	config.WarningHandler = rest.NewWarningWriter(warnings, rest.WarningWriterOptions{Deduplicate: true})
 
 	// One HTTP client, so one connection (HTTP/2) for every request.
 	hc, err := rest.HTTPClientFor(config)

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -169,5 +170,30 @@ func TestTransientReasons(t *testing.T) {
 		if got := transientReason(tc.err); got != tc.reason {
 			t.Errorf("transientReason(%v) = %q, want %q", tc.err, got, tc.reason)
 		}
+	}
+}
+
+// The API server's warnings go to ConnectOptions.Warnings (labrun passes
+// its stderr, escaped), not to the process's stderr.
+func TestWarningsGoToTheirWriter(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if serveDiscovery(w, r) {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Warning", "299 - \"policy says \u202eno\"")
+		fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","items":[]}`)
+	}))
+	defer srv.Close()
+	var warnings bytes.Buffer
+	c, err := NewFromConfig(&rest.Config{Host: srv.URL}, ConnectOptions{Warnings: &warnings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.List(context.Background(), cluster.ObjectQuery{APIVersion: "v1", Kind: "Pod", Namespace: "lab"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := warnings.String(), "Warning: policy says \u202eno\n"; got != want {
+		t.Errorf("warnings %q, want %q", got, want)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/labrun/labrun/internal/lang/visible"
 )
 
 // Redacted stands in for a secret value.
@@ -109,7 +111,9 @@ func (r *Redactor) Add(value string) {
 
 // forms are value as written and as the outputs encode it, up to three
 // encodings deep: quoted as Go and JSON quote it (messages, the journal,
-// JSON reports), escaped for URLs and for XML (JUnit reports). An operand
+// JSON reports), escaped for URLs and for XML (JUnit reports), with its
+// control characters escaped as printers show them (visible.Text and
+// visible.Line, before the redacting writer sees the text). An operand
 // of a failed assertion, say, is Go-quoted, then JSON-encoded in a report.
 func forms(value string) []string {
 	seen := map[string]bool{value: true}
@@ -148,6 +152,8 @@ var encodings = []func(string) string{
 	url.QueryEscape,
 	url.PathEscape,
 	func(s string) string { var b bytes.Buffer; xml.EscapeText(&b, []byte(s)); return b.String() },
+	visible.Text,
+	visible.Line,
 }
 
 // String returns s with every secret replaced.

@@ -37,3 +37,16 @@ func TestRedactor(t *testing.T) {
 		}
 	}
 }
+
+// Printers escape control characters before the redacting writer sees
+// their text (the console, a platform's verdict): a secret holding one is
+// redacted in that form too.
+func TestRedactorEscapedForms(t *testing.T) {
+	var r Redactor
+	r.Add("s\x1b[2J\u202e\nt")
+	for _, in := range []string{`x s\u001b[2J\u202e` + "\n" + `t y`, `x s\u001b[2J\u202e\nt y`} {
+		if got, want := r.String(in), "x [REDACTED] y"; got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/labrun/labrun/internal/lang/visible"
 )
 
 // RoleName is the name of the Roles of a playbook's permissions in a
@@ -25,7 +27,9 @@ var nameChars = regexp.MustCompile(`[^a-z0-9.-]+`)
 // its own, all named name (one rule per resource, above it a comment
 // naming the steps that need each verb). header, when not empty, opens
 // the document as a comment; without needs it is all there is, and says
-// so.
+// so. The document goes through visible.Text: the header names the
+// playbook, and a carriage return in it would end the comment for a YAML
+// reader, a control character act on the terminal.
 func WriteRoles(w io.Writer, needs []Need, name, header string) error {
 	var b strings.Builder
 	if header != "" {
@@ -51,7 +55,7 @@ func WriteRoles(w io.Writer, needs []Need, name, header string) error {
 			writeRule(&b, r)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, visible.Text(b.String()))
 	return err
 }
 

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/runner"
 )
 
@@ -120,5 +121,26 @@ func TestRoleName(t *testing.T) {
 		if got := RoleName(in, "check"); got != want {
 			t.Errorf("RoleName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The header names the playbook, whose name may hold any character: a
+// carriage return must not end the comment for a YAML reader (the text
+// after it would be read as YAML), nor a control character reach the
+// terminal. Both print as escapes; the document stays one comment and
+// one Role.
+func TestWriteRolesEscapesHeader(t *testing.T) {
+	var b bytes.Buffer
+	needs := []Need{{Access: cluster.Access{Namespace: "default", Resource: "pods", Verb: "get"}, Steps: []string{"pods"}}}
+	if err := WriteRoles(&b, needs, "labrun-x-run", "playbook x\rkind: ClusterRole\x1b[2J\u202e (p.yaml)"); err != nil {
+		t.Fatal(err)
+	}
+	want := "# playbook x\\rkind: ClusterRole\\u001b[2J\\u202e (p.yaml)\n"
+	if !strings.HasPrefix(b.String(), want) {
+		t.Errorf("header:\n%q\nwant it to start with\n%q", b.String(), want)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b.Bytes(), &doc); err != nil || doc["kind"] != "Role" {
+		t.Errorf("not one Role: %v %v\n%s", err, doc, b.String())
 	}
 }

@@ -83,6 +83,26 @@ func TestResultLineFits(t *testing.T) {
 	}
 }
 
+// A result line is a pod's log and termination message: the C1 and bidi
+// controls encoding/json leaves as they are are escaped too, even when
+// that makes the line longer than MaxResultBytes allows unescaped, and
+// the line reads back as written.
+func TestResultLineEscapes(t *testing.T) {
+	msg := strings.Repeat("\u202e\u009b\x7f\x1b", 1000)
+	r := Result{Target: "a", Verdict: Wrong, Class: runner.ClassAssertion, Exit: 1, FirstFailure: msg}
+	line, err := r.Line()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(line) > MaxResultBytes || bytes.ContainsAny(line, "\u202e\u009b\x7f\x1b") || !bytes.Contains(line, []byte(`\u202e\u009b\u007f\u001b`)) {
+		t.Fatalf("line of %d bytes: %s", len(line), line)
+	}
+	back, err := ParseLine(line)
+	if err != nil || !strings.HasPrefix(msg, strings.TrimSuffix(back.FirstFailure, "…")) {
+		t.Fatalf("read back %q, %v", back.FirstFailure, err)
+	}
+}
+
 // Collect reads pods as the test cluster listed them (testdata/pods.json:
 // kubectl get pods -o json of a Job of three indexes whose index 0 was
 // deleted mid-check, index 1 a wrong answer, index 2 a broken target): a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"
 )
 
@@ -194,10 +195,14 @@ func cut(s string, n int) string {
 
 // Line is r as one JSON line (newline included) of at most
 // MaxResultBytes: when it is longer, case messages are shortened, then
-// cases left out from the last, and Truncated set.
+// cases left out from the last, and Truncated set. Control characters
+// and bidi controls are escaped (visible.Bytes, with JSON's escapes, as
+// encoding/json leaves DEL, C1 and bidi controls as they are): the line
+// is a pod's log and termination message, which people read.
 func (r Result) Line() ([]byte, error) {
 	for limit := maxMessage; ; limit /= 2 {
 		b, err := json.Marshal(r)
+		b = visible.Bytes(b)
 		if err != nil || len(b)+1 <= MaxResultBytes {
 			return append(b, '\n'), err
 		}

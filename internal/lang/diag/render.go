@@ -8,10 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/labrun/labrun/internal/lang/visible"
 )
 
 // Render writes errors for a person at a terminal: each error's one line
-// (file:line:col: message, the same line --format json and github carry),
+// (file:line:col: message, the same line --format json and github carry,
+// its control characters and bidi controls escaped by visible.Text),
 // then the source line with the offending text underlined, and, when the
 // message suggests a replacement, the line as it would read with it, as
 // rustc and HCL's diagnostic writer print them. Source is read through
@@ -24,7 +27,7 @@ func Render(w io.Writer, errs []*Error, read func(file string) ([]byte, error)) 
 	}
 	files := map[string][]string{}
 	for _, e := range errs {
-		fmt.Fprintln(w, e.Error())
+		fmt.Fprintln(w, visible.Text(e.Error()))
 		if e.Pos.Line <= 0 || e.Pos.File == "" {
 			continue
 		}
@@ -82,13 +85,15 @@ func excerpt(w io.Writer, e *Error, line string) {
 }
 
 // printable reports whether a line can be shown as it is: valid UTF-8, no
-// control characters but tabs, and not too wide.
+// character visible would escape (control characters but tabs, bidi
+// controls, which would also move the underline off the text), and not
+// too wide.
 func printable(line string) bool {
 	if !utf8.ValidString(line) || utf8.RuneCountInString(line) > maxLineWidth {
 		return false
 	}
 	for _, r := range line {
-		if r < ' ' && r != '\t' || r == 0x7f {
+		if visible.Escaped(r) {
 			return false
 		}
 	}

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/labrun/labrun/internal/lang/visible"
 )
 
 func TestRender(t *testing.T) {
 	src := map[string]string{
-		"p.yaml": "name: a\nstep:\n  - id: a\n    run: {argv: [echo, '${{ steps.frist.stdout }}']}\n\tx: \"quoted\"\nbad: \x01\n",
+		"p.yaml": "name: a\nstep:\n  - id: a\n    run: {argv: [echo, '${{ steps.frist.stdout }}']}\n\tx: \"quoted\"\nbad: \x01\n\nrtl: \"a\u202eb\"\n",
 	}
 	read := func(file string) ([]byte, error) {
 		if s, ok := src[file]; ok {
@@ -54,6 +56,13 @@ p.yaml:5:5: unknown value "quoted"
 		{"a line with a control character is not shown", &Error{Pos: pos(6, 6), Msg: "control character"}, `
 p.yaml:6:6: control character
 `},
+		{"a line with a bidi control is not shown", &Error{Pos: pos(8, 6), Msg: "bidi"}, `
+p.yaml:8:6: bidi
+`},
+		{"control characters in the message are escaped", &Error{Pos: pos(8, 6), Msg: "unknown key \x1b[2J\u202e\x9b in\nthis"}, `
+p.yaml:8:6: unknown key \u001b[2J\u202e\x9b in
+this
+`},
 		{"a blank line is not shown", &Error{Pos: pos(7, 1), Msg: "empty"}, `
 p.yaml:7:1: empty
 `},
@@ -76,8 +85,8 @@ no position
 	}
 }
 
-// Render prints any error on any source without panicking, and always
-// starts with the error's own line.
+// Render prints any error on any source without panicking, always starts
+// with the error's own line, and prints no control character.
 func FuzzRender(f *testing.F) {
 	f.Add("name: a\nstep:\n", 2, 1, `unknown key "step" (did you mean "steps"?)`)
 	f.Add("\t'${{ steps.frist }}'", 1, 9, "unknown step \"frist\" (did you mean \"first\"?)")
@@ -86,8 +95,13 @@ func FuzzRender(f *testing.F) {
 		e := &Error{Pos: Pos{File: "f", Line: line, Col: col}, Msg: msg}
 		var b strings.Builder
 		Render(&b, []*Error{e}, func(string) ([]byte, error) { return []byte(src), nil })
-		if !strings.HasPrefix(b.String(), e.Error()+"\n") {
+		if !strings.HasPrefix(b.String(), visible.Text(e.Error())+"\n") {
 			t.Fatalf("output does not start with the error line: %q", b.String())
+		}
+		for _, r := range b.String() {
+			if visible.Escaped(r) {
+				t.Fatalf("output holds %U: %q", r, b.String())
+			}
 		}
 	})
 }

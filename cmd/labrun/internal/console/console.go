@@ -2,6 +2,12 @@
 // a terminal (step, elapsed time, what a wait last saw), plain lines
 // otherwise (CI logs), and on failure the expression, its operand values
 // and the hint.
+//
+// Everything it prints but its own redraw of the status line goes through
+// visible.Text, and the names and titles inside a line through
+// visible.Line: a playbook, a cluster or a learner's file can put any
+// character in a name, a message or a value, and none may reach the
+// terminal as a control.
 package console
 
 import (
@@ -13,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"
 	"golang.org/x/sys/unix"
 )
@@ -76,7 +83,7 @@ func (p *Printer) RunStart(plan *runner.Plan) {
 	if p.total == 1 {
 		steps = "step"
 	}
-	fmt.Fprintf(p.w, "labrun: %s (%d %s)\n", plan.Playbook.Name, p.total, steps)
+	p.printf("labrun: %s (%d %s)\n", visible.Line(plan.Playbook.Name), p.total, steps)
 	if p.live {
 		p.stop, p.done = make(chan struct{}), make(chan struct{})
 		go p.ticker()
@@ -97,7 +104,7 @@ func (p *Printer) ticker() {
 			p.mu.Lock()
 			if len(p.active) > 0 {
 				i++
-				fmt.Fprintf(p.w, "\r\x1b[2K%s", clip(frames[i%len(frames)]+" "+p.statusLine(), 160))
+				fmt.Fprintf(p.w, "\r\x1b[2K%s", visible.Line(clip(frames[i%len(frames)]+" "+p.statusLine(), 160)))
 			}
 			p.mu.Unlock()
 		}
@@ -116,9 +123,9 @@ func (p *Printer) statusLine() string {
 	}
 	parts := make([]string, len(shown))
 	for i, a := range shown {
-		parts[i] = fmt.Sprintf("%s %s%s %.1fs", p.counter(a.step), branchPrefix(a.step), a.step.Label(), time.Since(a.started).Seconds())
+		parts[i] = fmt.Sprintf("%s %s%s %.1fs", p.counter(a.step), branchPrefix(a.step), visible.Line(a.step.Label()), time.Since(a.started).Seconds())
 		if a.lastMsg != "" && len(shown) <= 2 {
-			parts[i] += "  " + a.lastMsg
+			parts[i] += "  " + visible.Line(a.lastMsg)
 		}
 	}
 	return strings.Join(parts, " | ")
@@ -155,7 +162,7 @@ func (p *Printer) StepStart(s *runner.StepPlan) {
 	now := time.Now()
 	p.active = append(p.active, &activeStep{step: s, started: now, lastShow: now})
 	if p.verbose && !p.live && !p.quiet {
-		fmt.Fprintf(p.w, "%s %s%s (%s) ...\n", p.counter(s), branchPrefix(s), s.Label(), s.ActionName())
+		p.printf("%s %s%s (%s) ...\n", p.counter(s), branchPrefix(s), visible.Line(s.Label()), s.ActionName())
 	}
 }
 
@@ -172,7 +179,7 @@ func (p *Printer) StepProgress(s *runner.StepPlan, msg string) {
 	a.lastMsg = msg
 	if !p.live && !p.quiet && time.Since(a.lastShow) >= 2*time.Second {
 		a.lastShow = time.Now()
-		fmt.Fprintf(p.w, "    ... %s: %s (%.0fs)\n", s.ID, msg, time.Since(a.started).Seconds())
+		p.printf("    ... %s: %s (%.0fs)\n", s.ID, visible.Line(msg), time.Since(a.started).Seconds())
 	}
 }
 
@@ -196,7 +203,7 @@ func (p *Printer) StepEnd(r *runner.StepRecord) {
 	}[r.Status]
 	label := r.ID
 	if r.Name != "" {
-		label = r.ID + ": " + r.Name
+		label = r.ID + ": " + visible.Line(r.Name)
 	}
 	if r.Step != nil {
 		label = branchPrefix(r.Step) + label
@@ -220,35 +227,35 @@ func (p *Printer) StepEnd(r *runner.StepRecord) {
 	if r.Reason != "" {
 		line += " - " + r.Reason
 	}
-	fmt.Fprintln(p.w, line)
+	p.printf("%s\n", line)
 	if r.Status != runner.Failed {
 		return
 	}
 	if r.Error != "" {
 		for _, l := range strings.Split(r.Error, "\n") {
-			fmt.Fprintf(p.w, "       %s\n", l)
+			p.printf("       %s\n", l)
 		}
 	}
 	for _, a := range r.Assertions {
 		if a.Passed {
 			continue
 		}
-		fmt.Fprintf(p.w, "       %s\n", a.Failure())
+		p.printf("       %s\n", a.Failure())
 		if a.Message != "" {
-			fmt.Fprintf(p.w, "         %s\n", a.Message)
+			p.printf("         %s\n", a.Message)
 		}
 		for _, o := range a.Operands {
-			fmt.Fprintf(p.w, "         %s = %s\n", o.Expr, o.Value)
+			p.printf("         %s = %s\n", o.Expr, o.Value)
 		}
 		if a.Error != "" {
-			fmt.Fprintf(p.w, "         error: %s\n", a.Error)
+			p.printf("         error: %s\n", a.Error)
 		}
 		if a.Hint != "" {
-			fmt.Fprintf(p.w, "         hint: %s\n", a.Hint)
+			p.printf("         hint: %s\n", a.Hint)
 		}
 	}
 	if r.Hint != "" {
-		fmt.Fprintf(p.w, "       hint: %s\n", r.Hint)
+		p.printf("       hint: %s\n", r.Hint)
 	}
 }
 
@@ -263,24 +270,24 @@ func (p *Printer) RunEnd(o *runner.Outcome) {
 		return
 	}
 	for _, t := range o.Tasks {
-		fmt.Fprintln(p.w, TaskLine(t))
+		p.printf("%s\n", TaskLine(t))
 	}
 	counts := map[runner.Status]int{}
 	for _, s := range o.Steps {
 		counts[s.Status]++
 	}
-	fmt.Fprintf(p.w, "%s: %s%s in %.1fs (%d passed, %d failed, %d skipped", o.Name, strings.ToUpper(string(o.Status)), classWord(o.Class), o.Seconds, counts[runner.Passed], counts[runner.Failed], counts[runner.Skipped])
+	p.printf("%s: %s%s in %.1fs (%d passed, %d failed, %d skipped", visible.Line(o.Name), strings.ToUpper(string(o.Status)), classWord(o.Class), o.Seconds, counts[runner.Passed], counts[runner.Failed], counts[runner.Skipped])
 	if n := counts[runner.Restored]; n > 0 {
-		fmt.Fprintf(p.w, ", %d restored", n)
+		p.printf(", %d restored", n)
 	}
-	fmt.Fprintln(p.w, ")")
+	p.printf(")\n")
 	for _, w := range o.Warnings {
-		fmt.Fprintf(p.w, "warning: %s\n", w)
+		p.printf("warning: %s\n", w)
 	}
 	switch {
 	case o.OutputDir == "" || o.Mode != "solve":
 	case o.Status == runner.Passed:
-		fmt.Fprintf(p.w, "outputs: %s\n", o.OutputDir)
+		p.printf("outputs: %s\n", o.OutputDir)
 	default:
 		// A run that did not pass wrote only some of its files; the
 		// manifest (.labrun/status.json) says which.
@@ -288,19 +295,21 @@ func (p *Printer) RunEnd(o *runner.Outcome) {
 		if o.Status == runner.Interrupted {
 			how = "the run was interrupted"
 		}
-		fmt.Fprintf(p.w, "outputs (incomplete, %s): %s\n", how, o.OutputDir)
+		p.printf("outputs (incomplete, %s): %s\n", how, o.OutputDir)
 	}
 }
 
 // TaskLine is one line for a task: PASS:, FAIL: with its class and first
 // reason, TODO: not started, SKIP: not graded or not run, INT:
-// interrupted. Lab platforms show the FAIL: line to the learner.
+// interrupted. Lab platforms show the FAIL: line to the learner. The
+// title is escaped by visible.Line; the line is for a printer that
+// escapes it (by visible.Text) as a whole.
 func TaskLine(t *runner.TaskRecord) string {
 	mark := map[runner.Status]string{
 		runner.Passed: "PASS", runner.Failed: "FAIL", runner.NotStarted: "TODO",
 		runner.Skipped: "SKIP", runner.Interrupted: "INT",
 	}[t.Status]
-	line := fmt.Sprintf("%s: task %d (%s)%s", mark, t.Number, t.Title, classWord(t.Class))
+	line := fmt.Sprintf("%s: task %d (%s)%s", mark, t.Number, visible.Line(t.Title), classWord(t.Class))
 	if t.Reason != "" {
 		line += ": " + t.Reason
 	}
@@ -315,25 +324,33 @@ func (p *Printer) results(o *runner.Outcome) {
 	if len(o.Tasks) > 0 {
 		for _, t := range o.Tasks {
 			if len(o.Only) == 0 || slices.Contains(o.Only, t.Number) {
-				fmt.Fprintln(p.w, TaskLine(t))
+				p.printf("%s\n", TaskLine(t))
 			}
 		}
 		return
 	}
-	line := "PASS: " + o.Name
+	name := visible.Line(o.Name)
+	line := "PASS: " + name
 	switch o.Status {
 	case runner.Failed:
-		line = "FAIL: " + o.Name + classWord(o.Class) + ": failed"
+		line = "FAIL: " + name + classWord(o.Class) + ": failed"
 		for _, s := range o.Steps {
 			if s.Status == runner.Failed {
-				line = "FAIL: " + o.Name + classWord(s.Class) + ": " + s.FirstReason()
+				line = "FAIL: " + name + classWord(s.Class) + ": " + s.FirstReason()
 				break
 			}
 		}
 	case runner.Interrupted:
-		line = "INT: " + o.Name + ": interrupted"
+		line = "INT: " + name + ": interrupted"
 	}
-	fmt.Fprintln(p.w, line)
+	p.printf("%s\n", line)
+}
+
+// printf writes a line, or a part of one, with visible.Text: newlines and
+// tabs stay, every other control character and every bidi control is
+// escaped.
+func (p *Printer) printf(format string, args ...any) {
+	io.WriteString(p.w, visible.Text(fmt.Sprintf(format, args...)))
 }
 
 // classWord is a failure's class as failure lines show it, after what

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/syntax"
 	"github.com/labrun/labrun/runner"
 )
 
@@ -71,5 +73,38 @@ lab: FAILED [transport] in 1.0s (0 passed, 1 failed, 1 skipped)
 		Steps: []*runner.StepRecord{{Status: runner.Failed, Class: runner.ClassConfig, Error: "expression `int(vars.n)`: invalid operation"}}})
 	if got, want := buf.String(), "FAIL: lab [config]: expression `int(vars.n)`: invalid operation\n"; got != want {
 		t.Errorf("quiet line %q, want %q", got, want)
+	}
+}
+
+// Names, titles, messages and values hold what a playbook, a cluster or a
+// learner put there: the console escapes their control characters and
+// bidi controls, newlines too inside one line (a step name or a title
+// cannot forge the line after it), and keeps a message's own lines.
+func TestControlCharactersEscaped(t *testing.T) {
+	var buf bytes.Buffer
+	p := New(&buf, false, true, false)
+	s := &runner.StepPlan{ID: "s", Name: "name\x1b[2J\nok   [2/2] forged", Index: 0}
+	p.RunStart(&runner.Plan{Playbook: &syntax.Playbook{Name: "lab\x1b]0;title\a"}, Steps: []*runner.StepPlan{s}})
+	p.StepStart(s)
+	p.StepEnd(&runner.StepRecord{ID: "s", Name: s.Name, Action: "run", Status: runner.Failed, Class: runner.ClassAssertion, Step: s,
+		Error: "first line\u202e\nsecond \u009b line",
+		Assertions: []runner.AssertRecord{{That: "x", Message: "m\x7f", Hint: "h\u2066",
+			Operands: []eval.Operand{{Expr: "result.stdout", Value: "v\u200f"}}}}})
+	p.RunEnd(&runner.Outcome{Name: "lab\x1b]0;title\a", Status: runner.Failed, Class: runner.ClassAssertion,
+		Tasks: []*runner.TaskRecord{{Number: 1, Title: "t\r\nPASS: task 2", Status: runner.Failed, Reason: "r\x1b[K"}}})
+	want := `labrun: lab\u001b]0;title\u0007 (1 step)
+[1/1] name\u001b[2J\nok   [2/2] forged (assert) ...
+FAIL [1/1] s: name\u001b[2J\nok   [2/2] forged (run) 0.0s [assertion]
+       first line\u202e
+       second \u009b line
+       assertion failed: x
+         m\u007f
+         result.stdout = v\u200f
+         hint: h\u2066
+FAIL: task 1 (t\r\nPASS: task 2): r\u001b[K
+lab\u001b]0;title\u0007: FAILED [assertion] in 0.0s (0 passed, 0 failed, 0 skipped)
+`
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

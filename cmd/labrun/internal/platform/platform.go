@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"
 )
 
@@ -89,7 +90,7 @@ const (
 type Verdict struct {
 	Kind Kind
 	// Subject is what was checked: "task 2 (address.json: ...)", or the
-	// lab's name.
+	// lab's name, on one line (visible.Line).
 	Subject string
 	// Reason is, for Wrong, the first problem with the author's hint.
 	Reason string
@@ -98,16 +99,18 @@ type Verdict struct {
 	Class runner.Class
 }
 
-// Write prints v as f shows it.
+// Write prints v as f shows it, through visible.Text: the learner's
+// screen or the platform's log shows a control character of a title, a
+// message or a learner's value as its escape.
 func (f Format) Write(w io.Writer, v Verdict) error {
 	if v.Kind == Passed {
 		if !f.PassLine {
 			return nil
 		}
-		_, err := fmt.Fprintf(w, "PASS: %s\n", v.Subject)
+		_, err := io.WriteString(w, visible.Text("PASS: "+v.Subject+"\n"))
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s%s\n", f.Prefix, Sentence(v))
+	_, err := io.WriteString(w, visible.Text(f.Prefix+Sentence(v)+"\n"))
 	return err
 }
 
@@ -162,7 +165,7 @@ func FromOutcome(o *runner.Outcome) Verdict {
 	case runner.Passed:
 		return Verdict{Kind: Passed, Subject: passSubject(o)}
 	case runner.Interrupted:
-		return Verdict{Kind: Stopped, Subject: o.Name}
+		return Verdict{Kind: Stopped, Subject: visible.Line(o.Name)}
 	}
 	kind := kindOf(o.Class)
 	graded := slices.DeleteFunc(slices.Clone(o.Tasks), func(t *runner.TaskRecord) bool {
@@ -174,7 +177,7 @@ func FromOutcome(o *runner.Outcome) Verdict {
 		}
 		return Verdict{Kind: kind, Subject: TaskSubject(t), Reason: t.Reason, Class: o.Class}
 	}
-	v := Verdict{Kind: kind, Subject: o.Name, Reason: "not done", Class: o.Class}
+	v := Verdict{Kind: kind, Subject: visible.Line(o.Name), Reason: "not done", Class: o.Class}
 	for _, s := range o.Steps {
 		if s.Status == runner.Failed && (kind == Wrong || s.Class == o.Class) {
 			v.Reason = s.FirstReason()
@@ -194,10 +197,10 @@ func passSubject(o *runner.Outcome) string {
 			}
 		}
 	}
-	return o.Name
+	return visible.Line(o.Name)
 }
 
-// TaskSubject names a task as the verdict does.
+// TaskSubject names a task as the verdict does, its title on one line.
 func TaskSubject(t *runner.TaskRecord) string {
-	return fmt.Sprintf("task %d (%s)", t.Number, t.Title)
+	return fmt.Sprintf("task %d (%s)", t.Number, visible.Line(t.Title))
 }

@@ -109,3 +109,30 @@ func TestFormatTable(t *testing.T) {
 		t.Errorf("Lookup of an unknown format: %v", err)
 	}
 }
+
+// A title, a reason and a lab's name hold what a playbook or a learner
+// put there: each format prints their control characters and bidi
+// controls as escapes, and a title cannot add a line of its own.
+func TestControlCharactersEscaped(t *testing.T) {
+	o := outcome(runner.Failed, runner.ClassAssertion, nil, passed(),
+		&runner.TaskRecord{Status: runner.Failed, Class: runner.ClassAssertion, Reason: "word is \"\u202ex\", expected \x1b[2Jy"})
+	o.Tasks[1].Title = "title\x1b]0;t\a\nPASS: forged"
+	for _, name := range Names() {
+		f, _ := Lookup(name)
+		var b bytes.Buffer
+		if err := f.Write(&b, FromOutcome(o)); err != nil {
+			t.Fatal(err)
+		}
+		want := f.Prefix + `task 2 (title\u001b]0;t\u0007\nPASS: forged): word is "\u202ex", expected \u001b[2Jy` + "\n"
+		if b.String() != want {
+			t.Errorf("%s: %q, want %q", name, b.String(), want)
+		}
+	}
+	o = &runner.Outcome{Name: "lab\u2066", Status: runner.Passed}
+	f, _ := Lookup("instruqt")
+	var b bytes.Buffer
+	f.Write(&b, FromOutcome(o))
+	if want := "PASS: lab\\u2066\n"; b.String() != want {
+		t.Errorf("%q, want %q", b.String(), want)
+	}
+}

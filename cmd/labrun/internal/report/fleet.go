@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/xml"
 	"fmt"
 	"strings"
 
@@ -75,9 +74,5 @@ func FleetJUnit(results []fleet.Result) ([]byte, error) {
 		s.Tests = len(s.Cases)
 		suites = append(suites, s)
 	}
-	b, err := xml.MarshalIndent(junitSuites{Suites: suites}, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte(xml.Header), append(b, '\n')...), nil
+	return marshalJUnit(suites)
 }

@@ -8,8 +8,10 @@ import (
 	"encoding/xml"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/internal/outdir"
 	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/runner"
@@ -18,10 +20,13 @@ import (
 // Formats lists the report formats.
 var Formats = []string{"json", "junit"}
 
-// Write renders o in format, with the run's secrets redacted, and stores
-// it atomically at path: through the run's output directory out when path
-// lies inside it (nil when there is none), so that the report is confined
-// like every other file of the run.
+// Write renders o in format, with the run's secrets redacted and every
+// control character and bidi control escaped (visible.Text: a report is
+// read in a terminal, a CI page or an editor), and stores it atomically
+// at path: through the run's output directory out when path lies inside
+// it (nil when there is none), so that the report is confined like every
+// other file of the run. JSON's own escapes stand for the characters, so
+// a reader of the JSON report reads the same strings.
 func Write(format, path string, o *runner.Outcome, out *outdir.Dir, secrets *secret.Redactor) error {
 	var data []byte
 	var err error
@@ -36,7 +41,7 @@ func Write(format, path string, o *runner.Outcome, out *outdir.Dir, secrets *sec
 	if err != nil {
 		return err
 	}
-	data = secrets.Bytes(data)
+	data = visible.Bytes(secrets.Bytes(data))
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
@@ -162,6 +167,29 @@ func JUnit(o *runner.Outcome) ([]byte, error) {
 	}
 	if rest := byTask[0]; len(o.Tasks) > 0 && len(rest) > 0 {
 		suites = append(suites, junitSuiteOf(o, o.Name, stepSeconds(rest), rest))
+	}
+	return marshalJUnit(suites)
+}
+
+// marshalJUnit writes suites as a JUnit document. Each string goes through
+// visible (names on one line, messages and bodies keeping their lines):
+// encoding/xml would write a control character XML 1.0 forbids as
+// U+FFFD, losing it, and one it allows, or a bidi control, as it is.
+func marshalJUnit(suites []junitSuite) ([]byte, error) {
+	suites = slices.Clone(suites)
+	for i := range suites {
+		su := &suites[i]
+		su.Name = visible.Line(su.Name)
+		su.Cases = slices.Clone(su.Cases)
+		for j := range su.Cases {
+			c := &su.Cases[j]
+			c.Name, c.Classname = visible.Line(c.Name), visible.Line(c.Classname)
+			for _, m := range []**junitMessage{&c.Failure, &c.Error, &c.Skipped} {
+				if *m != nil {
+					*m = &junitMessage{Message: visible.Text((*m).Message), Type: visible.Line((*m).Type), Body: visible.Text((*m).Body)}
+				}
+			}
+		}
 	}
 	b, err := xml.MarshalIndent(junitSuites{Suites: suites}, "", "  ")
 	if err != nil {

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"encoding/xml"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -173,5 +174,55 @@ func TestClassInReports(t *testing.T) {
 		str(j.Steps[0].Class) != "assertion" || str(j.Steps[1].Class) != "transport" || j.Steps[2].Class != nil {
 		t.Errorf("classes: run %s, tasks %s %s, steps %s %s %s", j.Class, str(j.Tasks[0].Class), str(j.Tasks[1].Class),
 			str(j.Steps[0].Class), str(j.Steps[1].Class), str(j.Steps[2].Class))
+	}
+}
+
+// A report holds names, messages and values from a playbook and a
+// learner's files: JUnit writes their control characters and bidi
+// controls as escapes (XML 1.0 forbids most C0 characters, which
+// encoding/xml would replace by U+FFFD, and allows C1 and bidi controls
+// that CI pages then show raw); the JSON report escapes them as JSON
+// does, and reads back the same.
+func TestControlCharactersEscaped(t *testing.T) {
+	const hostile = "\x1b[2J\a\u009b\u202e\x7f"
+	o := &runner.Outcome{Name: "lab" + hostile, Status: runner.Failed, Started: time.Unix(0, 0),
+		Tasks: []*runner.TaskRecord{{Number: 1, ID: "one", Title: "title\n" + hostile, Status: runner.Failed}},
+		Steps: []*runner.StepRecord{{ID: "bad", Name: "name" + hostile, Action: "run", Task: 1, Status: runner.Failed,
+			Error: "first" + hostile + "\nsecond"},
+			{ID: "later", Action: "run", Task: 1, Status: runner.Skipped, Reason: "why" + hostile}}}
+	b, err := JUnit(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shown = `\u001b[2J\u0007\u009b\u202e\u007f`
+	for _, want := range []string{`name="lab` + shown + `: task 1: title\n` + shown + `"`, `name="bad: name` + shown + `"`,
+		`classname="lab` + shown + `"`, `message="first` + shown + `">first` + shown + `&#xA;second<`, `message="skipped: why` + shown + `"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JUnit lacks %s:\n%s", want, b)
+		}
+	}
+	const raw = "\x1b\a\u009b\u202e\x7f"
+	if strings.ContainsAny(string(b), raw+"\ufffd") {
+		t.Errorf("JUnit holds a control character or U+FFFD:\n%q", b)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("not XML: %v", err)
+	}
+
+	path := t.TempDir() + "/r.json"
+	if err := Write("json", path, o, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(string(data), raw) || !strings.Contains(string(data), `"name": "lab`+shown+`"`) {
+		t.Errorf("JSON report:\n%s", data)
+	}
+	var back struct{ Name string }
+	if err := json.Unmarshal(data, &back); err != nil || back.Name != o.Name {
+		t.Errorf("JSON report reads back name %q (%v), want %q", back.Name, err, o.Name)
 	}
 }
