@@ -151,7 +151,6 @@ func plainScalar(t reflect.Type) bool {
 	return false
 }
 
-
 // deref gives the value a pointer points to, or nil.
 func deref(v any) any {
 	rv := reflect.ValueOf(v)
