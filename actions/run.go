@@ -32,11 +32,18 @@ type RunSpec struct {
 
 // RunResult is what a finished program left.
 type RunResult struct {
-	Argv     []string `json:"argv" expr:"argv"`
-	Stdout   string   `json:"stdout" expr:"stdout"`
-	Stderr   string   `json:"stderr" expr:"stderr"`
-	ExitCode int      `json:"exitCode" expr:"exitCode"`
-	Seconds  float64  `json:"seconds" expr:"seconds"`
+	// Argv is the command as run: the spec's via prefix, then its argv.
+	Argv []string `json:"argv" expr:"argv"`
+	// Stdout and Stderr are everything the program wrote to each, as
+	// text (at most 256 MiB each).
+	Stdout string `json:"stdout" expr:"stdout"`
+	Stderr string `json:"stderr" expr:"stderr"`
+	// ExitCode is the program's exit status: 0 on success, what it
+	// exited with otherwise (a step fails on non-zero unless it has
+	// allowFailure); -1 when a signal killed it.
+	ExitCode int `json:"exitCode" expr:"exitCode"`
+	// Seconds is the program's wall time, from start to exit.
+	Seconds float64 `json:"seconds" expr:"seconds"`
 }
 
 // maxOutput bounds captured output; a conntrack dump of 200k entries is

@@ -38,21 +38,29 @@ type LoosePaths any
 
 // WriteResult describes the file written (or, in check mode, compared).
 type WriteResult struct {
-	Path    string `json:"path" expr:"path"`
-	Bytes   int    `json:"bytes" expr:"bytes"`
+	// Path is the file's absolute path in the output directory.
+	Path string `json:"path" expr:"path"`
+	// Bytes is the size of Content in bytes.
+	Bytes int `json:"bytes" expr:"bytes"`
+	// Content is the file's text as labrun renders it (indented JSON,
+	// key=value lines or the text, ending in a newline): what a run
+	// writes, and in labrun check what the learner's file is compared
+	// with, not the learner's file (that is File).
 	Content string `json:"content" expr:"content"`
-	// Data is the JSON or kv content as maps and lists, for assertions
-	// such as result.data.kube_svc_lines == 0.
+	// Data is the content as values: the json as maps and lists, the kv
+	// pairs as a map, the text as a string, for assertions such as
+	// result.data.kube_svc_lines == 0.
 	Data any `json:"data" expr:"data"`
 	// File is the file as it stands: in a run, what was written (Data);
 	// in labrun check, the learner's file (its JSON, or its key=value
-	// pairs), or nil when it could not be read or parsed. An assertion
+	// pairs), or null when it could not be read or parsed. An assertion
 	// over result.file holds the same in both modes, so it can grade what
 	// the comparison with labrun's values cannot, e.g. that a learner's
 	// before_hash (of pods gone by the time of grading) differs from
 	// result.data.after_hash.
-	File any `json:"file" expr:"file"`
-	// Problems lists what was wrong in a learner's file (check mode).
+	File any `json:"file" expr:"file" nullable:"true"`
+	// Problems lists what was wrong in a learner's file (check mode),
+	// or why the file does not satisfy its schema; empty otherwise.
 	Problems []string `json:"problems" expr:"problems"`
 	// comparison is the comparison check made (check mode), for
 	// ComparisonOf.
