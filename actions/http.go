@@ -84,7 +84,35 @@ func init() {
 		Run:        httpRequest,
 		MutatesKey: "mutates",
 		Check:      checkHTTP,
+		Host:       httpHost,
 	})
+}
+
+// httpHost: the request leaves from the machine labrun runs on, so what
+// it reaches is what that machine's network reaches; through a Unix
+// socket, the socket must be a file there.
+func httpHost(spec *HTTPSpec, hc *HostContext) []HostNeed {
+	switch {
+	case hc.Unknown("unixSocket"):
+		return []HostNeed{{
+			What:  "a Unix socket known only when the step runs",
+			InPod: "a hostPath volume of the socket's directory on the node, mounted at the same path, and a user the socket admits",
+		}}
+	case spec.UnixSocket != "":
+		dir := hostPathOf(spec.UnixSocket)
+		return []HostNeed{{
+			What:  "the Unix socket " + spec.UnixSocket,
+			InPod: "a hostPath volume of the node's " + dir + " mounted at " + dir + ", and a user the socket admits",
+		}}
+	}
+	where := "a URL known only when the step runs"
+	if u, err := url.Parse(spec.URL); !hc.Unknown("url") && err == nil && u.Host != "" {
+		where = u.Scheme + "://" + u.Host
+	}
+	return []HostNeed{{
+		What:  "a network path from the machine labrun runs on to " + where,
+		InPod: "the pod's network must reach it; localhost is the pod's own, not the node's, unless the pod has hostNetwork: true",
+	}}
 }
 
 // checkHTTP finds at validate time what the request cannot do: a URL

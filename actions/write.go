@@ -77,7 +77,27 @@ func init() {
 		WritesKey: "path",
 		Run:       writeFile,
 		Check:     checkWrite,
+		Host:      writeHost,
 	})
+}
+
+// writeHost: a run writes the lab's files (and labrun's journal) into the
+// output directory; a check reads the learner's from it.
+func writeHost(_ *WriteSpec, hc *HostContext) []HostNeed {
+	dir := hc.OutputDir
+	if dir == "" {
+		dir = "(its path known only when labrun starts)"
+	}
+	if hc.Mode == Check {
+		return []HostNeed{{
+			What:  "the learner's files in the output directory " + dir + ", readable",
+			InPod: "a volume holding them mounted there (a ConfigMap, or the learner's volume), readable by the pod's user",
+		}}
+	}
+	return []HostNeed{{
+		What:  "the output directory " + dir + ", writable (the lab's files, and labrun's journal in .labrun)",
+		InPod: "a writable volume mounted there that the pod's user may write (labrun's image runs as user 65532)",
+	}}
 }
 
 func checkWrite(spec *eval.Value, sc *StaticContext) diag.List {

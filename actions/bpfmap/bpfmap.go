@@ -139,7 +139,31 @@ func init() {
 		Doc:   "Read Cilium's pinned BPF maps (services, backends, reverse NAT, conntrack, policy, ipcache, session affinity, socket reverse NAT) directly from the kernel, read-only; needs root on the node. Cheap enough to poll with until.",
 		Run:   read,
 		Check: check,
+		Host:  host,
 	})
+}
+
+// defaultRoot is where Cilium pins its maps, the reader's default
+// (bpfmaps.DefaultRoot, which this package does not link).
+const defaultRoot = "/sys/fs/bpf"
+
+// host: the maps are pinned in the node's bpffs, and opening a pinned map
+// is privileged.
+func host(spec *Spec, hc *actions.HostContext) []actions.HostNeed {
+	if hc.Unknown("root") {
+		return []actions.HostNeed{{
+			What:  "Cilium's pinned BPF maps, under a bpffs known only when the step runs, opened read-only",
+			InPod: "the pod on the node, a hostPath volume of the node's bpffs mounted at the same path (readOnly is enough), and CAP_BPF and CAP_SYS_ADMIN, or root",
+		}}
+	}
+	root := spec.Root
+	if root == "" {
+		root = defaultRoot
+	}
+	return []actions.HostNeed{{
+		What:  "Cilium's pinned BPF maps under " + root + " (the node's bpffs), opened read-only",
+		InPod: "the pod on the node, a hostPath volume of the node's " + root + " mounted at " + root + " (readOnly is enough), and CAP_BPF and CAP_SYS_ADMIN, or root",
+	}}
 }
 
 func check(spec *eval.Value, sc *actions.StaticContext) diag.List {
