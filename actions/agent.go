@@ -32,7 +32,28 @@ func init() {
 		Doc:   "GET a document of the Cilium agent's API on its Unix socket (what cilium-dbg prints with -o json); an answer other than 2xx, or no answer, is an error, which until polls past while the agent starts.",
 		Run:   agentRequest,
 		Check: checkAgent,
+		Host:  agentHost,
 	})
+}
+
+// agentHost: the agent's socket is a file of the node labrun runs on, and
+// the agent it answers for is that node's.
+func agentHost(spec *AgentSpec, hc *HostContext) []HostNeed {
+	if hc.Unknown("socket") {
+		return []HostNeed{{
+			What:  "the Cilium agent's API socket, at a path known only when the step runs",
+			InPod: "a hostPath volume of the socket's directory on the node, mounted at the same path, and runAsUser: 0 (the socket is root's) or the socket's group",
+		}}
+	}
+	socket := spec.Socket
+	if socket == "" {
+		socket = DefaultAgentSocket
+	}
+	dir := hostPathOf(socket)
+	return []HostNeed{{
+		What:  "the Cilium agent's API socket " + socket + ", the node's",
+		InPod: "a hostPath volume of the node's " + dir + " mounted at " + dir + ", and runAsUser: 0 (the socket is root's) or the socket's group",
+	}}
 }
 
 // checkAgent refuses at validate time a path that is not one.

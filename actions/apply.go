@@ -25,10 +25,15 @@ type ApplySpec struct {
 
 // ApplyResult lists the applied objects.
 type ApplyResult struct {
-	Objects    []cluster.AppliedObject `json:"objects" expr:"objects"`
-	Created    int                     `json:"created" expr:"created"`
-	Configured int                     `json:"configured" expr:"configured"`
-	Unchanged  int                     `json:"unchanged" expr:"unchanged"`
+	// Objects are the objects applied, in the order of the step's files,
+	// objects and manifest (and of the documents in each); when the
+	// step failed, those applied before the failure.
+	Objects []cluster.AppliedObject `json:"objects" expr:"objects"`
+	// Created, Configured and Unchanged count the objects by their
+	// action: new, changed by the apply, or already as the manifest says.
+	Created    int `json:"created" expr:"created"`
+	Configured int `json:"configured" expr:"configured"`
+	Unchanged  int `json:"unchanged" expr:"unchanged"`
 }
 
 func init() {

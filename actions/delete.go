@@ -15,8 +15,12 @@ type DeleteSpec struct {
 
 // DeleteResult lists what was deleted.
 type DeleteResult struct {
+	// Objects are the objects named or selected, each with whether this
+	// step deleted it; empty when a selector matched nothing.
 	Objects []cluster.DeletedObject `json:"objects" expr:"objects"`
-	Deleted int                     `json:"deleted" expr:"deleted"`
+	// Deleted counts the objects this step deleted (not those already
+	// gone, with ignoreNotFound).
+	Deleted int `json:"deleted" expr:"deleted"`
 }
 
 func init() {

@@ -19,9 +19,10 @@ type GetSpec struct {
 type GetResult struct {
 	// Items are the objects as maps (items[0].spec.clusterIP).
 	Items []map[string]any `json:"items" expr:"items"`
-	// Object is the first item, or nil when there is none.
-	Object map[string]any `json:"object" expr:"object"`
-	Count  int            `json:"count" expr:"count"`
+	// Object is the first item; null when there is none.
+	Object map[string]any `json:"object" expr:"object" nullable:"true"`
+	// Count is the number of items (len(items)).
+	Count int `json:"count" expr:"count"`
 	// Ready counts the items that are ready: pods with condition Ready,
 	// workloads whose rollout is complete, other kinds never.
 	Ready int `json:"ready" expr:"ready"`

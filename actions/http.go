@@ -42,21 +42,33 @@ type HTTPSpec struct {
 // HTTPResult is the response. A status of 400 or more is a result like any
 // other: assertions and until decide what is expected.
 type HTTPResult struct {
+	// Method is the request's method, as sent: the spec's method, GET
+	// when it names none (always GET for the agent action).
 	Method string `json:"method" expr:"method"`
 	// URL is the one the response came from (the last one when redirects
 	// were followed).
-	URL    string `json:"url" expr:"url"`
-	Status int    `json:"status" expr:"status"` // 0 when no response came
-	Proto  string `json:"proto" expr:"proto"`   // HTTP/1.1, HTTP/2.0
+	URL string `json:"url" expr:"url"`
+	// Status is the response's status code (200, 404, ...); 0 when no
+	// response came.
+	Status int `json:"status" expr:"status"`
+	// Proto is the response's protocol, "HTTP/1.1" or "HTTP/2.0"; ""
+	// when no response came.
+	Proto string `json:"proto" expr:"proto"`
 	// Headers has canonical names ("Content-Type"); a repeated header's
 	// values are joined with ", ", as HTTP allows.
 	Headers map[string]string `json:"headers" expr:"headers"`
-	Body    string            `json:"body" expr:"body"`
+	// Body is the whole response body as text (at most 256 MiB); ""
+	// when there was none or no response came.
+	Body string `json:"body" expr:"body"`
 	// JSON is the body decoded when the response says it is JSON
-	// (application/json or a +json type); nil otherwise.
-	JSON    any     `json:"json" expr:"json"`
-	Seconds float64 `json:"seconds" expr:"seconds"` // from sending to the body's last byte
-	// Error says why no response came, for a step with allowFailure.
+	// (application/json or a +json type); null otherwise, and for an
+	// empty body.
+	JSON any `json:"json" expr:"json" nullable:"true"`
+	// Seconds is the time from sending the request to the body's last
+	// byte (or to the failure), redirects included.
+	Seconds float64 `json:"seconds" expr:"seconds"`
+	// Error says why no response came, for a step with allowFailure;
+	// "" when one came.
 	Error string `json:"error" expr:"error"`
 }
 
@@ -72,7 +84,35 @@ func init() {
 		Run:        httpRequest,
 		MutatesKey: "mutates",
 		Check:      checkHTTP,
+		Host:       httpHost,
 	})
+}
+
+// httpHost: the request leaves from the machine labrun runs on, so what
+// it reaches is what that machine's network reaches; through a Unix
+// socket, the socket must be a file there.
+func httpHost(spec *HTTPSpec, hc *HostContext) []HostNeed {
+	switch {
+	case hc.Unknown("unixSocket"):
+		return []HostNeed{{
+			What:  "a Unix socket known only when the step runs",
+			InPod: "a hostPath volume of the socket's directory on the node, mounted at the same path, and a user the socket admits",
+		}}
+	case spec.UnixSocket != "":
+		dir := hostPathOf(spec.UnixSocket)
+		return []HostNeed{{
+			What:  "the Unix socket " + spec.UnixSocket,
+			InPod: "a hostPath volume of the node's " + dir + " mounted at " + dir + ", and a user the socket admits",
+		}}
+	}
+	where := "a URL known only when the step runs"
+	if u, err := url.Parse(spec.URL); !hc.Unknown("url") && err == nil && u.Host != "" {
+		where = u.Scheme + "://" + u.Host
+	}
+	return []HostNeed{{
+		What:  "a network path from the machine labrun runs on to " + where,
+		InPod: "the pod's network must reach it; localhost is the pod's own, not the node's, unless the pod has hostNetwork: true",
+	}}
 }
 
 // checkHTTP finds at validate time what the request cannot do: a URL

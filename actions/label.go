@@ -20,6 +20,8 @@ type LabelSpec struct {
 
 // LabelResult lists the labelled objects.
 type LabelResult struct {
+	// Objects are the objects named or selected, with their labels
+	// before and after; empty when a selector matched nothing.
 	Objects []cluster.LabeledObject `json:"objects" expr:"objects"`
 	// Changed counts the objects whose labels changed.
 	Changed int `json:"changed" expr:"changed"`

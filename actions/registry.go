@@ -56,6 +56,7 @@ type Info struct {
 	mutatesKey   string
 	mutatingKeys []string
 	access       func(spec any, ac *AccessContext) ([]cluster.Access, error)
+	host         func(spec any, hc *HostContext) []HostNeed
 	run          func(ctx context.Context, rt *Runtime, spec any) (any, error)
 	watch        func(ctx context.Context, rt *Runtime, spec any, cond Condition) (any, error)
 	check        func(spec *eval.Value, sc *StaticContext) diag.List
@@ -102,6 +103,11 @@ type Def[S, R any] struct {
 	// Kubernetes API (access.go); nil for an action that does not call
 	// the cluster.
 	Access func(spec *S, ac *AccessContext) ([]cluster.Access, error)
+	// Host lists what a step with this spec needs of the machine labrun
+	// runs on that no Kubernetes permission grants (host.go): a node's
+	// socket or BPF filesystem, a program, a shell elsewhere; nil for an
+	// action that needs none.
+	Host func(spec *S, hc *HostContext) []HostNeed
 }
 
 // StaticContext is what an action's static check may look at.
@@ -151,6 +157,11 @@ func Register[S, R any](d Def[S, R]) {
 	if d.Access != nil {
 		info.access = func(spec any, ac *AccessContext) ([]cluster.Access, error) {
 			return d.Access(spec.(*S), ac)
+		}
+	}
+	if d.Host != nil {
+		info.host = func(spec any, hc *HostContext) []HostNeed {
+			return d.Host(spec.(*S), hc)
 		}
 	}
 	if d.Watch != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,11 +33,18 @@ type RunSpec struct {
 
 // RunResult is what a finished program left.
 type RunResult struct {
-	Argv     []string `json:"argv" expr:"argv"`
-	Stdout   string   `json:"stdout" expr:"stdout"`
-	Stderr   string   `json:"stderr" expr:"stderr"`
-	ExitCode int      `json:"exitCode" expr:"exitCode"`
-	Seconds  float64  `json:"seconds" expr:"seconds"`
+	// Argv is the command as run: the spec's via prefix, then its argv.
+	Argv []string `json:"argv" expr:"argv"`
+	// Stdout and Stderr are everything the program wrote to each, as
+	// text (at most 256 MiB each).
+	Stdout string `json:"stdout" expr:"stdout"`
+	Stderr string `json:"stderr" expr:"stderr"`
+	// ExitCode is the program's exit status: 0 on success, what it
+	// exited with otherwise (a step fails on non-zero unless it has
+	// allowFailure); -1 when a signal killed it.
+	ExitCode int `json:"exitCode" expr:"exitCode"`
+	// Seconds is the program's wall time, from start to exit.
+	Seconds float64 `json:"seconds" expr:"seconds"`
 }
 
 // maxOutput bounds captured output; a conntrack dump of 200k entries is
@@ -50,6 +58,7 @@ func init() {
 		Doc:   "Run a local program from an argv list (no shell) and capture stdout, stderr, exit code and duration.",
 		Run:   runProgram,
 		Check: checkRun,
+		Host:  runHost,
 
 		MutatesKey: "mutates",
 	})
@@ -165,6 +174,56 @@ func runProgram(ctx context.Context, rt *Runtime, spec *RunSpec) (*RunResult, er
 		return res, fmt.Errorf("cannot run %s: %w", argv[0], err)
 	}
 	return res, nil
+}
+
+// runHost: the program runs on the machine labrun runs on, or through a
+// via prefix somewhere else: in a pod, its image must hold the program,
+// and what it reads (network, processes, files) is the pod's unless the
+// pod shares the node's or via enters them.
+func runHost(spec *RunSpec, hc *HostContext) []HostNeed {
+	prog, ok := firstArg(hc, "argv")
+	if !ok {
+		prog = "(one known only when the step runs)"
+	}
+	if hc.Unknown("via") {
+		return []HostNeed{{
+			What:  "programs run through a via prefix known only when the step runs",
+			Of:    prog,
+			InPod: "what that prefix needs: its program in the pod's image and a way to where it runs the command",
+		}}
+	}
+	if len(spec.Via) == 0 {
+		return []HostNeed{{
+			What:  "programs run on the machine labrun runs on",
+			Of:    prog,
+			InPod: "each in the pod's image (labrun's own image holds none); they see the pod's network, processes and files, not the node's, unless the pod has hostNetwork: true and hostPID: true",
+		}}
+	}
+	need := HostNeed{What: "programs run through " + ShellQuote(spec.Via), Of: prog}
+	switch filepath.Base(spec.Via[0]) {
+	case "nsenter":
+		need.InPod = "nsenter in the pod's image, hostPID: true and CAP_SYS_ADMIN and CAP_SYS_PTRACE (privileged: true), so that it enters the node's namespaces and runs the node's own programs"
+	case "ssh":
+		need.InPod = "ssh in the pod's image, the key mounted from a Secret, and a network path to the machine"
+	default:
+		need.InPod = spec.Via[0] + " in the pod's image (or mounted from the node), and what it needs to reach where it runs the command"
+	}
+	return []HostNeed{need}
+}
+
+// firstArg is the first item of the list under key, when it is known
+// before the run (the rest of the list may not be).
+func firstArg(hc *HostContext, key string) (string, bool) {
+	v := hc.Spec.Lookup(key)
+	if v == nil || len(v.Items()) == 0 {
+		return "", false
+	}
+	x, known, err := hc.Eval(v.Items()[0])
+	s, ok := x.(string)
+	if !known || err != nil || !ok || s == "" {
+		return "", false
+	}
+	return s, true
 }
 
 // running holds the process groups of the programs running now.

@@ -18,6 +18,8 @@ type SleepSpec struct {
 
 // SleepResult records the pause.
 type SleepResult struct {
+	// Seconds is how long the step slept: its duration, or less when
+	// the run was interrupted.
 	Seconds float64 `json:"seconds" expr:"seconds"`
 }
 

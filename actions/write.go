@@ -38,21 +38,29 @@ type LoosePaths any
 
 // WriteResult describes the file written (or, in check mode, compared).
 type WriteResult struct {
-	Path    string `json:"path" expr:"path"`
-	Bytes   int    `json:"bytes" expr:"bytes"`
+	// Path is the file's absolute path in the output directory.
+	Path string `json:"path" expr:"path"`
+	// Bytes is the size of Content in bytes.
+	Bytes int `json:"bytes" expr:"bytes"`
+	// Content is the file's text as labrun renders it (indented JSON,
+	// key=value lines or the text, ending in a newline): what a run
+	// writes, and in labrun check what the learner's file is compared
+	// with, not the learner's file (that is File).
 	Content string `json:"content" expr:"content"`
-	// Data is the JSON or kv content as maps and lists, for assertions
-	// such as result.data.kube_svc_lines == 0.
+	// Data is the content as values: the json as maps and lists, the kv
+	// pairs as a map, the text as a string, for assertions such as
+	// result.data.kube_svc_lines == 0.
 	Data any `json:"data" expr:"data"`
 	// File is the file as it stands: in a run, what was written (Data);
 	// in labrun check, the learner's file (its JSON, or its key=value
-	// pairs), or nil when it could not be read or parsed. An assertion
+	// pairs), or null when it could not be read or parsed. An assertion
 	// over result.file holds the same in both modes, so it can grade what
 	// the comparison with labrun's values cannot, e.g. that a learner's
 	// before_hash (of pods gone by the time of grading) differs from
 	// result.data.after_hash.
-	File any `json:"file" expr:"file"`
-	// Problems lists what was wrong in a learner's file (check mode).
+	File any `json:"file" expr:"file" nullable:"true"`
+	// Problems lists what was wrong in a learner's file (check mode),
+	// or why the file does not satisfy its schema; empty otherwise.
 	Problems []string `json:"problems" expr:"problems"`
 	// comparison is the comparison check made (check mode), for
 	// ComparisonOf.
@@ -69,7 +77,27 @@ func init() {
 		WritesKey: "path",
 		Run:       writeFile,
 		Check:     checkWrite,
+		Host:      writeHost,
 	})
+}
+
+// writeHost: a run writes the lab's files (and labrun's journal) into the
+// output directory; a check reads the learner's from it.
+func writeHost(_ *WriteSpec, hc *HostContext) []HostNeed {
+	dir := hc.OutputDir
+	if dir == "" {
+		dir = "(its path known only when labrun starts)"
+	}
+	if hc.Mode == Check {
+		return []HostNeed{{
+			What:  "the learner's files in the output directory " + dir + ", readable",
+			InPod: "a volume holding them mounted there (a ConfigMap, or the learner's volume), readable by the pod's user",
+		}}
+	}
+	return []HostNeed{{
+		What:  "the output directory " + dir + ", writable (the lab's files, and labrun's journal in .labrun)",
+		InPod: "a writable volume mounted there that the pod's user may write (labrun's image runs as user 65532)",
+	}}
 }
 
 func checkWrite(spec *eval.Value, sc *StaticContext) diag.List {

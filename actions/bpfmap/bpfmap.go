@@ -23,17 +23,46 @@ type Spec struct {
 	Root     string `yaml:"root" doc:"bpffs mount Cilium pins under (default /sys/fs/bpf)."`
 }
 
-// Result holds what was read; only the field of the chosen map is filled.
+// Result holds what was read; only the field of the chosen map is filled,
+// the others are empty lists.
 type Result struct {
-	Map       string                 `json:"map" expr:"map"`
-	Services  entries.Frontends      `json:"services" expr:"services"`
-	Conntrack entries.CTEntries      `json:"conntrack" expr:"conntrack"`
-	Policy    entries.PolicyEntries  `json:"policy" expr:"policy"`
-	IPCache   entries.IPCacheEntries `json:"ipcache" expr:"ipcache"`
-	Backends  entries.Backends       `json:"backends" expr:"backends"`
-	RevNATs   entries.RevNATs        `json:"revnats" expr:"revnats"`
-	Affinity  entries.Affinities     `json:"affinity" expr:"affinity"`
-	ReverseSK entries.SockRevNATs    `json:"reversesk" expr:"reversesk"`
+	// Map is the value of the spec's map key, as written: services,
+	// conntrack, policy, ipcache, backends, revnat, affinity or
+	// reversesk. It says which field below holds the entries. It is not
+	// the name of the pinned map that was read: with map "policy" the
+	// map read is cilium_policy_v3_NNNNN of the spec's endpoint (each
+	// entry's endpointId is that endpoint), with "services" it is
+	// cilium_lb4_services_v2.
+	Map string `json:"map" expr:"map"`
+	// Services holds what map "services" reads: cilium_lb4_services_v2
+	// grouped into frontends, each slot's backend resolved from
+	// cilium_lb4_backends_v3 and the service's address from
+	// cilium_lb4_reverse_nat. Empty for the other maps.
+	Services entries.Frontends `json:"services" expr:"services"`
+	// Conntrack holds what map "conntrack" reads: the entries of
+	// cilium_ct4_global (TCP), then of cilium_ct_any4_global (the
+	// rest). Empty for the other maps.
+	Conntrack entries.CTEntries `json:"conntrack" expr:"conntrack"`
+	// Policy holds what map "policy" reads: the entries of the spec's
+	// endpoint's cilium_policy_v3_NNNNN (NNNNN its id, zero-padded).
+	// Empty for the other maps.
+	Policy entries.PolicyEntries `json:"policy" expr:"policy"`
+	// IPCache holds what map "ipcache" reads: the prefixes of
+	// cilium_ipcache_v2. Empty for the other maps.
+	IPCache entries.IPCacheEntries `json:"ipcache" expr:"ipcache"`
+	// Backends holds what map "backends" reads: cilium_lb4_backends_v3.
+	// Empty for the other maps.
+	Backends entries.Backends `json:"backends" expr:"backends"`
+	// RevNATs holds what map "revnat" reads: cilium_lb4_reverse_nat.
+	// Empty for the other maps.
+	RevNATs entries.RevNATs `json:"revnats" expr:"revnats"`
+	// Affinity holds what map "affinity" reads: cilium_lb4_affinity,
+	// each entry's service and backend resolved. Empty for the other
+	// maps.
+	Affinity entries.Affinities `json:"affinity" expr:"affinity"`
+	// ReverseSK holds what map "reversesk" reads:
+	// cilium_lb4_reverse_sk. Empty for the other maps.
+	ReverseSK entries.SockRevNATs `json:"reversesk" expr:"reversesk"`
 }
 
 // A ciliumMap is one of Cilium's maps the action reads: the name the
@@ -110,7 +139,31 @@ func init() {
 		Doc:   "Read Cilium's pinned BPF maps (services, backends, reverse NAT, conntrack, policy, ipcache, session affinity, socket reverse NAT) directly from the kernel, read-only; needs root on the node. Cheap enough to poll with until.",
 		Run:   read,
 		Check: check,
+		Host:  host,
 	})
+}
+
+// defaultRoot is where Cilium pins its maps, the reader's default
+// (bpfmaps.DefaultRoot, which this package does not link).
+const defaultRoot = "/sys/fs/bpf"
+
+// host: the maps are pinned in the node's bpffs, and opening a pinned map
+// is privileged.
+func host(spec *Spec, hc *actions.HostContext) []actions.HostNeed {
+	if hc.Unknown("root") {
+		return []actions.HostNeed{{
+			What:  "Cilium's pinned BPF maps, under a bpffs known only when the step runs, opened read-only",
+			InPod: "the pod on the node, a hostPath volume of the node's bpffs mounted at the same path (readOnly is enough), and CAP_BPF and CAP_SYS_ADMIN, or root",
+		}}
+	}
+	root := spec.Root
+	if root == "" {
+		root = defaultRoot
+	}
+	return []actions.HostNeed{{
+		What:  "Cilium's pinned BPF maps under " + root + " (the node's bpffs), opened read-only",
+		InPod: "the pod on the node, a hostPath volume of the node's " + root + " mounted at " + root + " (readOnly is enough), and CAP_BPF and CAP_SYS_ADMIN, or root",
+	}}
 }
 
 func check(spec *eval.Value, sc *actions.StaticContext) diag.List {

@@ -80,3 +80,40 @@ func labFiles(t *testing.T, out string) []string {
 	}
 	return names
 }
+
+// The playbooks docs/labs.md shows as files (```yaml NAME, with the
+// files they read beside them) validate, so the cleanup pattern it
+// teaches cannot drift from the language.
+func TestLabsPagePlaybooksValidate(t *testing.T) {
+	const page = "../../docs/labs.md"
+	text, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var playbooks []string
+	for _, f := range fences(string(text)) {
+		if f.name == "" {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if f.lang == "yaml" && strings.Contains("\n"+f.body, "\nsteps:") {
+			playbooks = append(playbooks, p)
+		}
+	}
+	if len(playbooks) < 2 {
+		t.Fatalf("%s shows %d playbooks as files; want the lab and its cleanup playbook", page, len(playbooks))
+	}
+	for _, p := range playbooks {
+		var stdout, stderr bytes.Buffer
+		if code := Main([]string{"validate", "-q", p}, &stdout, &stderr); code != 0 {
+			t.Errorf("%s: the playbook %s does not validate (exit %d):\n%s", page, strings.TrimPrefix(p, dir+"/"), code, stderr.String())
+		}
+	}
+}

@@ -38,7 +38,7 @@ Usage:
   labrun check PLAYBOOK [flags]     grade a learner's files: read-only steps and assertions only
   labrun test PLAYBOOK [flags]      prove the grader: solve, check, change each value of each file (each change must fail), write each file other ways (each must pass)
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
-  labrun rbac PLAYBOOK [flags]      print the Roles granting the Kubernetes permissions the playbook needs
+  labrun rbac PLAYBOOK [flags]      print the Roles granting the Kubernetes permissions the playbook needs, and what else it needs
   labrun fleet render|collect ...   grade a class as one Indexed Job: print the Job, merge its results
   labrun eval PLAYBOOK EXPR...      evaluate expressions on the results a run left in the journal
   labrun schema [--install DIR]     print the playbook JSON Schema, or install it for editors
@@ -158,34 +158,58 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-const schemaUsage = `Usage: labrun schema [--install DIR]
+const schemaUsage = `Usage: labrun schema [--install DIR [--playbooks DIR]]
 
 Prints the playbook JSON Schema, for editors. With --install DIR, writes it
 to DIR/playbook.schema.json instead (DIR is made if missing) and prints the
-modeline a playbook beside DIR puts on its first line; the "Editor
-schema" section of labrun's docs/commands.md says how a lab repository
-wires it up.
+modeline each playbook in the --playbooks directory (default: the current
+one) puts on its first line: the schema's path relative to that
+directory, as the editor's language server reads it. The "Editor schema"
+section of labrun's docs/commands.md says how a lab repository wires it
+up.
 
 `
 
 func schemaCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("schema", stderr, schemaUsage)
 	install := fs.String("install", "", "write the schema into this directory instead of printing it")
+	playbooks := fs.String("playbooks", "", "with --install: the directory of the playbooks the printed modeline is for (default: the current directory)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "labrun schema: takes no arguments besides --install DIR")
+		fmt.Fprintln(stderr, "labrun schema: takes no arguments besides --install DIR and --playbooks DIR")
+		return exitInvalid
+	}
+	if *playbooks != "" && *install == "" {
+		fmt.Fprintln(stderr, "labrun schema: --playbooks says where the playbooks of --install DIR are; give --install DIR too")
 		return exitInvalid
 	}
 	if *install != "" {
+		where := *playbooks
+		if where == "" {
+			where = "."
+		}
+		abs, err := filepath.Abs(where)
+		if err != nil {
+			fmt.Fprintln(stderr, "labrun schema:", err)
+			return exitInvalid
+		}
 		path, err := playbookschema.Install(*install)
 		if err != nil {
 			fmt.Fprintln(stderr, "labrun schema:", err)
 			return exitInvalid
 		}
-		dir := filepath.Base(filepath.Clean(*install))
-		fmt.Fprintf(stdout, "wrote %s\nfirst line of a playbook in a folder beside %s:\n# yaml-language-server: $schema=../%s/%s\n", path, dir, dir, playbookschema.FileName)
+		modeline, err := playbookschema.Modeline(abs, path)
+		if err != nil {
+			fmt.Fprintln(stderr, "labrun schema:", err)
+			return exitInvalid
+		}
+		which := abs + " (--playbooks)"
+		if *playbooks == "" {
+			which = "the current directory, " + abs + " (--playbooks DIR for another)"
+		}
+		fmt.Fprintf(stdout, "wrote %s\nfirst line of each playbook in %s:\n%s\n", path, which, modeline)
 		return exitOK
 	}
 	b, err := playbookschema.Generate()

@@ -244,6 +244,26 @@ func (f *runFlags) connect(context string) func() (cluster.Cluster, error) {
 	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: context, Warnings: visible.Writer(os.Stderr)})
 }
 
+// contextNamespace is the namespace labrun run and check give the steps
+// that name none: the kubeconfig context's, found as they find it
+// (kube.Connect; no server is asked), and where it came from. labrun rbac
+// places those steps' permissions there. With no kubeconfig anywhere and
+// none asked for (no --kubeconfig, --context or KUBECONFIG) it is
+// "default", which a context without a namespace gives too. It lives on
+// the run path, beside connect, since it links client-go.
+func contextNamespace(kubeconfig, kubeContext string) (ns, source string, err error) {
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kubeconfig, Context: kubeContext})
+	switch {
+	case err == nil && c.Context == "in-cluster":
+		return c.DefaultNamespace(), "the pod's own (labrun in a pod, with no kubeconfig)", nil
+	case err == nil:
+		return c.DefaultNamespace(), fmt.Sprintf("the namespace of context %s of %s", c.Context, c.Source), nil
+	case kubeconfig == "" && kubeContext == "" && os.Getenv("KUBECONFIG") == "":
+		return "default", "no kubeconfig was found", nil
+	}
+	return "", "", err
+}
+
 // releases reaches Helm releases through labrun-helm, started on the
 // first helm step, connected as labrun is (--kubeconfig, and context).
 func (f *runFlags) releases(context string) func() (cluster.Releases, error) {

@@ -16,6 +16,7 @@ action's result, each parser's, and the types they hold, with their types
 and what they are. NAME narrows it to one action (bpfmap), parser (kind
 cilium-bpf-ct-list or function parseCiliumBPFCTList) or type (Frontend),
 with the types it leads to. docs/reference.md is the same, generated.
+A field typed "X or null" can be null; its description says when.
 `
 
 // typesCmd prints the result reference, all of it or for one name.

@@ -105,21 +105,34 @@ type ApplyRequest struct {
 
 // AppliedObject is one object after server-side apply.
 type AppliedObject struct {
-	APIVersion string         `json:"apiVersion" expr:"apiVersion"`
-	Kind       string         `json:"kind" expr:"kind"`
-	Namespace  string         `json:"namespace" expr:"namespace"`
-	Name       string         `json:"name" expr:"name"`
-	Action     string         `json:"action" expr:"action"` // created, configured or unchanged
-	Object     map[string]any `json:"object" expr:"object"`
+	// APIVersion and Kind are the object's, as the API server returned
+	// it ("apps/v1", "Deployment").
+	APIVersion string `json:"apiVersion" expr:"apiVersion"`
+	Kind       string `json:"kind" expr:"kind"`
+	// Namespace is the object's namespace; "" for a cluster-scoped kind.
+	Namespace string `json:"namespace" expr:"namespace"`
+	// Name is the object's name.
+	Name string `json:"name" expr:"name"`
+	// Action is created (it did not exist), configured (the apply
+	// changed it) or unchanged.
+	Action string `json:"action" expr:"action"`
+	// Object is the whole object as the API server returned it after
+	// the apply (metadata, spec and status); for a CRD, once it is
+	// established.
+	Object map[string]any `json:"object" expr:"object"`
 }
 
 // ScaleResult is a changed replica count.
 type ScaleResult struct {
-	Kind        string `json:"kind" expr:"kind"`
-	Namespace   string `json:"namespace" expr:"namespace"`
-	Name        string `json:"name" expr:"name"`
-	OldReplicas int    `json:"oldReplicas" expr:"oldReplicas"`
-	NewReplicas int    `json:"newReplicas" expr:"newReplicas"`
+	// Kind, Namespace and Name are the scaled object's.
+	Kind      string `json:"kind" expr:"kind"`
+	Namespace string `json:"namespace" expr:"namespace"`
+	Name      string `json:"name" expr:"name"`
+	// OldReplicas is spec.replicas of its scale subresource before the
+	// step, NewReplicas after it (the pods follow later: wait for them
+	// with get or wait).
+	OldReplicas int `json:"oldReplicas" expr:"oldReplicas"`
+	NewReplicas int `json:"newReplicas" expr:"newReplicas"`
 }
 
 // LabelRequest says which labels to set (their values overwritten) and
@@ -132,12 +145,18 @@ type LabelRequest struct {
 // LabeledObject is one object after its labels changed: the labels it had
 // and the labels it has now.
 type LabeledObject struct {
-	Kind      string            `json:"kind" expr:"kind"`
-	Namespace string            `json:"namespace" expr:"namespace"`
-	Name      string            `json:"name" expr:"name"`
-	UID       string            `json:"uid" expr:"uid"`
-	Before    map[string]string `json:"before" expr:"before"`
-	Labels    map[string]string `json:"labels" expr:"labels"`
+	// Kind, Namespace and Name are the object's ("" namespace for a
+	// cluster-scoped kind).
+	Kind      string `json:"kind" expr:"kind"`
+	Namespace string `json:"namespace" expr:"namespace"`
+	Name      string `json:"name" expr:"name"`
+	// UID is the object's metadata.uid, which tells it from a later
+	// object of the same name.
+	UID string `json:"uid" expr:"uid"`
+	// Before is the object's labels before the step, Labels after it;
+	// empty maps when it has none.
+	Before map[string]string `json:"before" expr:"before"`
+	Labels map[string]string `json:"labels" expr:"labels"`
 	// Changed is false when the object already had the labels asked for
 	// (and none of those to remove).
 	Changed bool `json:"changed" expr:"changed"`
@@ -151,10 +170,14 @@ type DeleteRequest struct {
 
 // DeletedObject is one deleted (or already absent) object.
 type DeletedObject struct {
+	// Kind, Namespace and Name are the object's ("" namespace for a
+	// cluster-scoped kind).
 	Kind      string `json:"kind" expr:"kind"`
 	Namespace string `json:"namespace" expr:"namespace"`
 	Name      string `json:"name" expr:"name"`
-	Deleted   bool   `json:"deleted" expr:"deleted"`
+	// Deleted is true when this step deleted it, false when it was
+	// already gone (ignoreNotFound).
+	Deleted bool `json:"deleted" expr:"deleted"`
 }
 
 // LogRequest selects log lines.
@@ -166,10 +189,16 @@ type LogRequest struct {
 
 // LogsResult is a container's log.
 type LogsResult struct {
+	// Namespace and Pod are the pod whose log was read (the one the
+	// selector or workload picked).
 	Namespace string `json:"namespace" expr:"namespace"`
 	Pod       string `json:"pod" expr:"pod"`
+	// Container is the container read: the spec's, or the pod's
+	// default one (as kubectl picks it).
 	Container string `json:"container" expr:"container"`
-	Text      string `json:"text" expr:"text"`
+	// Text is the log as the kubelet returned it (the tail or since the
+	// time the spec asks), lines ending in newlines; "" when empty.
+	Text string `json:"text" expr:"text"`
 }
 
 // ExecRequest is a command to run in a container.
@@ -184,12 +213,24 @@ type ExecRequest struct {
 // ExecResult is a finished command in a container. A non-zero exit code
 // is a result, not an error.
 type ExecResult struct {
-	Namespace string   `json:"namespace" expr:"namespace"`
-	Pod       string   `json:"pod" expr:"pod"`
-	Container string   `json:"container" expr:"container"`
-	Argv      []string `json:"argv" expr:"argv"`
-	Stdout    string   `json:"stdout" expr:"stdout"`
-	Stderr    string   `json:"stderr" expr:"stderr"`
-	ExitCode  int      `json:"exitCode" expr:"exitCode"`
-	Seconds   float64  `json:"seconds" expr:"seconds"`
+	// Namespace and Pod are the pod the command ran in (the one the
+	// selector or workload picked: ds/cilium's agent on the node).
+	Namespace string `json:"namespace" expr:"namespace"`
+	Pod       string `json:"pod" expr:"pod"`
+	// Container is the container it ran in: the spec's, or the pod's
+	// default one.
+	Container string `json:"container" expr:"container"`
+	// Argv is the command as sent (for the cilium action, cilium-dbg
+	// and its arguments).
+	Argv []string `json:"argv" expr:"argv"`
+	// Stdout and Stderr are what the command wrote to each, as text.
+	Stdout string `json:"stdout" expr:"stdout"`
+	Stderr string `json:"stderr" expr:"stderr"`
+	// ExitCode is the command's exit status: 0 on success, what it
+	// exited with otherwise (a step fails on non-zero unless it has
+	// allowFailure).
+	ExitCode int `json:"exitCode" expr:"exitCode"`
+	// Seconds is the wall time of the exec, connection retries
+	// included.
+	Seconds float64 `json:"seconds" expr:"seconds"`
 }

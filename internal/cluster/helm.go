@@ -51,19 +51,30 @@ type HelmRollback struct {
 // HelmRelease is a release after the step: what `helm status`, `helm get
 // values` and `helm history` print, as data, and what the step changed.
 type HelmRelease struct {
-	Name         string `json:"name" expr:"name"`
-	Namespace    string `json:"namespace" expr:"namespace"`
-	Revision     int    `json:"revision" expr:"revision"`
-	Status       string `json:"status" expr:"status"` // deployed, failed, superseded, pending-upgrade, ...
+	// Name and Namespace are the release's.
+	Name      string `json:"name" expr:"name"`
+	Namespace string `json:"namespace" expr:"namespace"`
+	// Revision is the release's revision after the step (1 after an
+	// install, one more after each upgrade or rollback).
+	Revision int `json:"revision" expr:"revision"`
+	// Status is the revision's status: deployed, failed, superseded,
+	// pending-upgrade, ...
+	Status string `json:"status" expr:"status"`
+	// Chart, ChartVersion and AppVersion are the release's chart's name,
+	// version and appVersion (Chart.yaml: "cilium", "1.20.1",
+	// "1.20.1"); "" when the release records no chart.
 	Chart        string `json:"chart" expr:"chart"`
 	ChartVersion string `json:"chartVersion" expr:"chartVersion"`
 	AppVersion   string `json:"appVersion" expr:"appVersion"`
-	Description  string `json:"description" expr:"description"`
+	// Description is Helm's note on the revision ("Install complete",
+	// "Upgrade complete", "Rollback to 2").
+	Description string `json:"description" expr:"description"`
 	// Values are the values the release was given (helm get values),
 	// not the chart's defaults.
 	Values map[string]any `json:"values" expr:"values"`
 	// PreviousRevision and PreviousValues are the release as the step
-	// found it: the same as Revision and Values for a read.
+	// found it: the same as Revision and Values for a read; 0 and an
+	// empty map when the step installed it.
 	PreviousRevision int            `json:"previousRevision" expr:"previousRevision"`
 	PreviousValues   map[string]any `json:"previousValues" expr:"previousValues"`
 	// Changed lists every value that differs between PreviousValues and
@@ -74,12 +85,17 @@ type HelmRelease struct {
 	History []HelmRevision `json:"history" expr:"history"`
 }
 
-// HelmValueChange is one value the step changed. Before or After is nil
+// HelmValueChange is one value the step changed. Before or After is null
 // where the release had no such value.
 type HelmValueChange struct {
-	Path   string `json:"path" expr:"path"`
-	Before any    `json:"before" expr:"before"`
-	After  any    `json:"after" expr:"after"`
+	// Path is the value's dotted path, as helm's --set writes it
+	// ("hubble.relay.enabled"; a dot in a key is escaped: a\.b).
+	Path string `json:"path" expr:"path"`
+	// Before is the value before the step; null when the release had
+	// none there.
+	Before any `json:"before" expr:"before" nullable:"true"`
+	// After is the value after the step; null when the step removed it.
+	After any `json:"after" expr:"after" nullable:"true"`
 }
 
 // HelmRevision is one revision Helm keeps, as the labels of its Secret
@@ -88,8 +104,11 @@ type HelmValueChange struct {
 // older revision's would cost decoding its whole stored copy of the
 // chart.)
 type HelmRevision struct {
-	Revision int    `json:"revision" expr:"revision"`
-	Status   string `json:"status" expr:"status"` // deployed, superseded, failed, pending-upgrade, ...
+	// Revision is the revision's number, from 1.
+	Revision int `json:"revision" expr:"revision"`
+	// Status is the revision's status: deployed (the current one),
+	// superseded, failed, pending-upgrade, ...
+	Status string `json:"status" expr:"status"`
 	// Updated is when Helm last wrote the revision's record, RFC 3339,
 	// to the second (its Secret's modifiedAt or createdAt label).
 	Updated string `json:"updated" expr:"updated"`

@@ -14,9 +14,14 @@ import (
 // IP is kept as printed (not normalised), so "::ffff:10.0.0.1" stays an
 // IPv4-mapped IPv6 address; use Unmap to compare it with plain IPv4.
 type Addr struct {
-	IP   string `json:"ip" expr:"ip"`     // "10.0.0.1", "fd00::1", "*"
-	Port int    `json:"port" expr:"port"` // 0 when printed as "*"
-	Zone string `json:"zone" expr:"zone"` // interface of a scoped address, e.g. "eth0"; usually ""
+	// IP is the address as printed, without brackets or zone:
+	// "10.0.0.1", "fd00::1", or "*" for any address.
+	IP string `json:"ip" expr:"ip"`
+	// Port is the port; 0 when printed as "*" (any port).
+	Port int `json:"port" expr:"port"`
+	// Zone is the interface of a scoped address ("fe80::1%eth0" gives
+	// "eth0"); usually "".
+	Zone string `json:"zone" expr:"zone"`
 }
 
 // String returns "ip:port", with brackets around IPv6 ("[fd00::1]:80") and
@@ -259,10 +264,15 @@ func parsePort(s string) (int, error) {
 // external and internal traffic policies differ. Cilium 1.15 printed no
 // protocol ("10.43.0.10:53"); Protocol is then "".
 type L4Addr struct {
-	IP       string `json:"ip" expr:"ip"`
-	Port     int    `json:"port" expr:"port"`
-	Protocol string `json:"protocol" expr:"protocol"` // "TCP", "UDP", "SCTP", "ANY"; "" when not printed
-	Scope    string `json:"scope" expr:"scope"`       // "external" or "internal" for frontends; "" for backends
+	// IP is the address without brackets ("10.43.0.10", "fd00::1"),
+	// Port the port.
+	IP   string `json:"ip" expr:"ip"`
+	Port int    `json:"port" expr:"port"`
+	// Protocol is "TCP", "UDP", "SCTP" or "ANY"; "" when not printed.
+	Protocol string `json:"protocol" expr:"protocol"`
+	// Scope is "external" or "internal" ("/i") for frontends; "" for
+	// backends.
+	Scope string `json:"scope" expr:"scope"`
 }
 
 // String returns the address in Cilium's form "ip:port/PROTO[/i]".

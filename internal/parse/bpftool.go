@@ -11,15 +11,22 @@ const kindBpftoolNet = "bpftool-net-show"
 
 // NetAttachment is one program attachment listed by `bpftool net show`.
 type NetAttachment struct {
-	Section string `json:"section" expr:"section"` // "xdp", "tc", "flow_dissector" or "netfilter"
-	Device  string `json:"device" expr:"device"`   // "" when bpftool printed none (flow_dissector, netfilter)
+	// Section is the section of bpftool's output the line is in: "xdp",
+	// "tc", "flow_dissector" or "netfilter".
+	Section string `json:"section" expr:"section"`
+	// Device is the interface's name ("lxc3a6f7d4e8c73"), Ifindex its
+	// index, the number in brackets after it; "" and 0 when bpftool
+	// printed none (flow_dissector, netfilter).
+	Device  string `json:"device" expr:"device"`
 	Ifindex int    `json:"ifindex" expr:"ifindex"`
 	// Attach is where the program is attached: "tcx/ingress",
 	// "tcx/egress", "clsact/ingress", "clsact/egress", "netkit/primary",
 	// "netkit/peer", or the qdisc kind for classful qdiscs; "xdp",
 	// "flow_dissector" or "netfilter" for those sections.
 	Attach string `json:"attach" expr:"attach"`
-	Mode   string `json:"mode" expr:"mode"` // XDP mode: "driver", "generic", "offload"
+	// Mode is the XDP mode: "driver", "generic" or "offload"; "" outside
+	// the xdp section.
+	Mode string `json:"mode" expr:"mode"`
 	// Program is the name bpftool printed. For tcx it is the program name
 	// ("cil_from_container"); for legacy tc it is the filter name, which
 	// Cilium 1.16+ sets to "<prog>-<device>" (see BaseProgram) and older
@@ -28,8 +35,12 @@ type NetAttachment struct {
 	// ProgID is the program id: "prog_id N" for tcx/netkit/netfilter,
 	// "id N" for legacy tc, XDP and the flow dissector.
 	ProgID int `json:"progID" expr:"progID"`
-	LinkID int `json:"linkID" expr:"linkID"` // tcx/netkit link id; 0 for legacy tc
-	// Netfilter hooks: "ip prerouting" and the priority.
+	// LinkID is the tcx or netkit link's id ("link_id N"); 0 for legacy
+	// tc, XDP and the flow dissector.
+	LinkID int `json:"linkID" expr:"linkID"`
+	// Hook and Priority are a netfilter program's hook ("ip prerouting")
+	// and priority ("prio -128"); "" and 0 outside the netfilter
+	// section.
 	Hook     string `json:"hook" expr:"hook"`
 	Priority int    `json:"priority" expr:"priority"`
 }
@@ -54,6 +65,8 @@ func (a NetAttachment) BaseProgram() string {
 // for an endpoint whose programs Cilium attached with tcx. `bpftool link
 // show` then lists them as "type 11" (see ParseBpftoolLinkShow).
 type BpftoolNet struct {
+	// Attachments are the programs attached, one per line of every
+	// section, in printed order; empty when bpftool printed none.
 	Attachments []NetAttachment `json:"attachments" expr:"attachments"`
 	// Unparsed keeps lines this parser did not recognise (a newer
 	// bpftool's additions), with their section: "tc: <line>".

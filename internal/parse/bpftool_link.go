@@ -9,21 +9,28 @@ const kindBpftoolLink = "bpftool-link-show"
 
 // BpftoolLink is one link of `bpftool link show`.
 type BpftoolLink struct {
+	// ID is the link's id, the number before the colon.
 	ID int `json:"id" expr:"id"`
 	// Type is the link type name ("tcx", "xdp", "netkit", "cgroup", ...).
 	// bpftool versions that do not know a type print "type N"; Type is
 	// then derived from the kernel's enum bpf_link_type (11 = tcx,
 	// 13 = netkit) and TypeID is N.
-	Type   string `json:"type" expr:"type"`
-	TypeID int    `json:"typeID" expr:"typeID"` // only when printed as "type N"
-	ProgID int    `json:"progID" expr:"progID"`
-	// From the indented detail lines of newer bpftool versions:
-	// "ifindex lxc3a6f7d4e8c73(26)  attach_type tcx_ingress".
-	// Device and Ifindex are "" and null when no detail line printed them.
-	Device     string            `json:"device" expr:"device"`
-	Ifindex    *int              `json:"ifindex" expr:"ifindex"`
-	AttachType string            `json:"attachType" expr:"attachType"`
-	Details    map[string]string `json:"details" expr:"details"` // every "key value" pair of the detail lines, raw
+	Type string `json:"type" expr:"type"`
+	// TypeID is N of a link printed as "type N"; 0 when bpftool printed
+	// the type's name.
+	TypeID int `json:"typeID" expr:"typeID"`
+	// ProgID is the id of the program the link holds ("prog N").
+	ProgID int `json:"progID" expr:"progID"`
+	// Device, Ifindex and AttachType come from the indented detail lines
+	// of newer bpftool versions: "ifindex lxc3a6f7d4e8c73(26)
+	// attach_type tcx_ingress". Device and Ifindex are "" and null, and
+	// AttachType "", when no detail line printed them.
+	Device     string `json:"device" expr:"device"`
+	Ifindex    *int   `json:"ifindex" expr:"ifindex"`
+	AttachType string `json:"attachType" expr:"attachType"`
+	// Details holds every "key value" pair of the link's lines, raw, as
+	// printed ("prog" -> "4773", "attach_type" -> "tcx_ingress").
+	Details map[string]string `json:"details" expr:"details"`
 }
 
 // BpftoolLinks is the parsed `bpftool link show`.

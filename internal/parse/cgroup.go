@@ -13,7 +13,9 @@ type CgroupProg struct {
 	// Cgroup is the cgroup path line the row is under ("/run/cilium/cgroupv2");
 	// "" for `cgroup show`, which prints no path.
 	Cgroup string `json:"cgroup" expr:"cgroup"`
-	ID     int    `json:"id" expr:"id"`
+	// ID is the program's id (the ID column), as bpftool prog show
+	// knows it.
+	ID int `json:"id" expr:"id"`
 	// AttachType is as printed: libbpf's name in bpftool 7+
 	// ("cgroup_inet4_connect"), bpftool's own short name before
 	// ("connect4").
@@ -21,13 +23,19 @@ type CgroupProg struct {
 	// Hook is the short name of AttachType in both spellings ("connect4",
 	// "sendmsg4", "recvmsg4", "getpeername4", "post_bind4", ...), which
 	// is what Cilium's socket LB docs and labs name.
-	Hook        string `json:"hook" expr:"hook"`
-	AttachFlags string `json:"attachFlags" expr:"attachFlags"` // "multi", "override" or ""
-	Name        string `json:"name" expr:"name"`               // program name ("cil_sock4_connect"); "" when bpftool printed none
+	Hook string `json:"hook" expr:"hook"`
+	// AttachFlags is the AttachFlags column: "multi", "override" or ""
+	// (attached without flags).
+	AttachFlags string `json:"attachFlags" expr:"attachFlags"`
+	// Name is the program's name ("cil_sock4_connect"); "" when bpftool
+	// printed none.
+	Name string `json:"name" expr:"name"`
 }
 
 // CgroupTree is the parsed `bpftool cgroup tree`.
 type CgroupTree struct {
+	// Programs are the program rows of every cgroup, in printed order;
+	// empty when no cgroup has a program.
 	Programs []CgroupProg `json:"programs" expr:"programs"`
 }
 

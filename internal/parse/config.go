@@ -22,7 +22,10 @@ type Config struct {
 	// "Parent.Key". Keys before any section heading (plain `config`,
 	// or grep'd `config -a`) are only here: the output does not say
 	// which section they belong to.
-	Values    map[string]string `json:"values" expr:"values"`
+	Values map[string]string `json:"values" expr:"values"`
+	// ReadOnly and ReadWrite are the keys of each section of `config -a`
+	// with their values as printed (the read-write ones Enabled or
+	// Disabled); empty when the output has no such heading.
 	ReadOnly  map[string]string `json:"readOnly" expr:"readOnly"`
 	ReadWrite map[string]string `json:"readWrite" expr:"readWrite"`
 	// Maps are the names of the nested maps, in printed order: a line

@@ -28,42 +28,80 @@ const kindCTList = "cilium-bpf-ct-list"
 // which is what the single counters of 1.16 count. key=value pairs this
 // parser does not know are kept in Extra.
 type CTEntry struct {
-	Protocol  string `json:"protocol" expr:"protocol"`   // TCP, UDP, ICMP, ICMPv6, SCTP, ... (Cilium's u8proto names)
-	Direction string `json:"direction" expr:"direction"` // OUT, IN or SVC
-	Related   bool   `json:"related" expr:"related"`     // "related" keyword (ICMP errors etc.)
-	Service   bool   `json:"service" expr:"service"`     // "service" keyword of Cilium <= 1.11
-	Src       Addr   `json:"src" expr:"src"`
-	Dst       Addr   `json:"dst" expr:"dst"`
+	// Protocol is the first word: TCP, UDP, ICMP, ICMPv6, SCTP, ...
+	// (Cilium's u8proto names).
+	Protocol string `json:"protocol" expr:"protocol"`
+	// Direction is OUT (a connection an endpoint opened), IN (one it
+	// accepted) or SVC (a service lookup: client -> frontend).
+	Direction string `json:"direction" expr:"direction"`
+	// Related is the "related" keyword: the entry tracks packets related
+	// to another connection (ICMP errors).
+	Related bool `json:"related" expr:"related"`
+	// Service is the "service" keyword of Cilium <= 1.11; false since.
+	Service bool `json:"service" expr:"service"`
+	// Src and Dst are the two sides as printed, "ip:port" left and right
+	// of "->" (the original direction; client and frontend for SVC).
+	Src Addr `json:"src" expr:"src"`
+	Dst Addr `json:"dst" expr:"dst"`
 
-	Expires      int64 `json:"expires" expr:"expires"`           // expiry in the datapath clock (seconds or jiffies), not a duration
-	Remaining    int64 `json:"remaining" expr:"remaining"`       // seconds left, only with `ct list -d`; 0 when HasRemaining is false
-	HasRemaining bool  `json:"hasRemaining" expr:"hasRemaining"` // whether "(remaining: N sec(s))" was printed
+	// Expires is expires=, when the entry expires in the datapath's
+	// clock (seconds or jiffies since boot), not a duration.
+	Expires int64 `json:"expires" expr:"expires"`
+	// Remaining is the seconds left, printed only by `ct list -d` as
+	// "(remaining: N sec(s))"; 0 when HasRemaining is false.
+	Remaining int64 `json:"remaining" expr:"remaining"`
+	// HasRemaining is whether "(remaining: N sec(s))" was printed.
+	HasRemaining bool `json:"hasRemaining" expr:"hasRemaining"`
 
-	Packets      int64  `json:"packets" expr:"packets"`     // printed (1.16+) or RxPackets+TxPackets (<= 1.15)
-	Bytes        int64  `json:"bytes" expr:"bytes"`         // printed (1.16+) or RxBytes+TxBytes (<= 1.15)
-	RxPackets    *int64 `json:"rxPackets" expr:"rxPackets"` // <= 1.15; null otherwise
-	RxBytes      *int64 `json:"rxBytes" expr:"rxBytes"`     // <= 1.15; null otherwise
-	TxPackets    *int64 `json:"txPackets" expr:"txPackets"` // <= 1.15; null otherwise
-	TxBytes      *int64 `json:"txBytes" expr:"txBytes"`     // <= 1.15; null otherwise
-	RxFlagsSeen  int    `json:"rxFlagsSeen" expr:"rxFlagsSeen"`
-	LastRxReport int64  `json:"lastRxReport" expr:"lastRxReport"`
-	TxFlagsSeen  int    `json:"txFlagsSeen" expr:"txFlagsSeen"`
-	LastTxReport int64  `json:"lastTxReport" expr:"lastTxReport"`
+	// Packets and Bytes count what the entry saw, both directions:
+	// printed by 1.16+, RxPackets+TxPackets and RxBytes+TxBytes before.
+	Packets int64 `json:"packets" expr:"packets"`
+	Bytes   int64 `json:"bytes" expr:"bytes"`
+	// RxPackets, RxBytes, TxPackets and TxBytes are the per-direction
+	// counters Cilium <= 1.15 printed; null otherwise.
+	RxPackets *int64 `json:"rxPackets" expr:"rxPackets"`
+	RxBytes   *int64 `json:"rxBytes" expr:"rxBytes"`
+	TxPackets *int64 `json:"txPackets" expr:"txPackets"`
+	TxBytes   *int64 `json:"txBytes" expr:"txBytes"`
+	// RxFlagsSeen and TxFlagsSeen are the OR of every TCP flag seen in
+	// the reply (rx) and original (tx) direction: 0x02 SYN, 0x10 ACK,
+	// 0x01 FIN, 0x04 RST, ...; 0 for other protocols.
+	RxFlagsSeen int `json:"rxFlagsSeen" expr:"rxFlagsSeen"`
+	// LastRxReport and LastTxReport are when a monitor notification was
+	// last sent for that direction, in the datapath's clock (as
+	// Expires); 0 when none was.
+	LastRxReport int64 `json:"lastRxReport" expr:"lastRxReport"`
+	// TxFlagsSeen is the OR of every TCP flag seen in the original
+	// direction, as RxFlagsSeen is for the reply direction.
+	TxFlagsSeen int `json:"txFlagsSeen" expr:"txFlagsSeen"`
+	// LastTxReport is LastRxReport for the original direction.
+	LastTxReport int64 `json:"lastTxReport" expr:"lastTxReport"`
 	// Flags is the raw flag word; FlagNames the names Cilium printed in
 	// brackets (RxClosing, TxClosing, SeenNonSyn, NodePort, ...; an unknown
 	// bit prints as "Unknown=0x0800").
-	Flags            int      `json:"flags" expr:"flags"`
-	FlagNames        []string `json:"flagNames" expr:"flagNames"`
-	RevNAT           int      `json:"revNAT" expr:"revNAT"`
-	SourceSecurityID int      `json:"sourceSecurityID" expr:"sourceSecurityID"`
+	Flags     int      `json:"flags" expr:"flags"`
+	FlagNames []string `json:"flagNames" expr:"flagNames"`
+	// RevNAT is RevNAT=, the ID of the service the connection was
+	// load-balanced for (the reverse NAT map's key); 0 when it went to
+	// no service, as with socket LB, which translates at connect().
+	RevNAT int `json:"revNAT" expr:"revNAT"`
+	// SourceSecurityID is SourceSecurityID=, the security identity of
+	// the packet that made the entry (the sending endpoint's for OUT,
+	// the remote peer's for IN); 0 when unknown.
+	SourceSecurityID int `json:"sourceSecurityID" expr:"sourceSecurityID"`
 	// BackendID is the entry's backend_id, a 64-bit field Cilium prints
 	// with %d: always a JSON number (or null), with every digit. Cilium
 	// allocates backend ids as 32-bit numbers, so readers that hold JSON
 	// numbers as doubles (JavaScript, jq before 1.7), exact up to 2^53,
 	// read real ids exactly. Printed from 2024 on; null otherwise.
 	BackendID *uint64 `json:"backendID" expr:"backendID"`
-	NatPort   *int    `json:"natPort" expr:"natPort"` // 1.20 on; null otherwise
-	IfIndex   *int    `json:"ifIndex" expr:"ifIndex"` // <= 1.15; null otherwise
+	// NatPort is NatPort=, the service port the replies of a DSR
+	// connection are translated back to (0 when none); printed from 1.20
+	// on, null otherwise.
+	NatPort *int `json:"natPort" expr:"natPort"`
+	// IfIndex is IfIndex=, the interface index Cilium <= 1.15 kept in
+	// the entry; null for the versions that do not print it.
+	IfIndex *int `json:"ifIndex" expr:"ifIndex"`
 	// Extra holds key=value pairs this parser does not know (fields of a
 	// newer Cilium), values as printed. Entries without any share one
 	// empty map: treat it as read-only.
@@ -82,6 +120,8 @@ func (e CTEntry) HasFlag(name string) bool {
 
 // CTList is the parsed `cilium-dbg bpf ct list global`.
 type CTList struct {
+	// Entries are the entry lines of both maps (TCP, then the others),
+	// in printed order; empty when the maps are empty.
 	Entries []CTEntry `json:"entries" expr:"entries"`
 	// Warnings are the "Unable to open <map>: ... Skipping." lines that
 	// cilium-dbg prints (to stderr) for maps that do not exist, kept when

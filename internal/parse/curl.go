@@ -24,28 +24,53 @@ const CurlWriteOut = `http_code=%{http_code}\ntime_total=%{time_total}\nexitcode
 // format did not ask for them), never a 0 nobody printed; Fields has the
 // text of everything printed.
 type Curl struct {
-	// HTTPCode is the HTTP status; 0 when curl got no response (it prints
-	// "000").
-	HTTPCode  *int     `json:"httpCode" expr:"httpCode"`
-	TimeTotal *float64 `json:"timeTotal" expr:"timeTotal"` // seconds
+	// HTTPCode is %{http_code}, the HTTP status of the last response; 0
+	// when curl got no response (it prints "000"); null when -w did not
+	// print it.
+	HTTPCode *int `json:"httpCode" expr:"httpCode"`
+	// TimeTotal is %{time_total}, seconds from start to the end of the
+	// transfer (or to the failure); null when -w did not print it.
+	TimeTotal *float64 `json:"timeTotal" expr:"timeTotal"`
 	// ExitCode is %{exitcode} (curl 7.75+) or, when -w printed none, the
 	// code of curl's last "curl: (N)" line or kubectl's "command
 	// terminated with exit code N": 0 on success, 7 couldn't connect, 28
 	// timed out, ... null when none of them was printed: then take the
 	// exit status of the curl process. HasExitCode is ExitCode != null.
-	ExitCode          *int     `json:"exitCode" expr:"exitCode"`
-	HasExitCode       bool     `json:"hasExitCode" expr:"hasExitCode"`
-	ErrorMsg          string   `json:"errorMsg" expr:"errorMsg"`
-	RemoteIP          string   `json:"remoteIP" expr:"remoteIP"`
-	RemotePort        *int     `json:"remotePort" expr:"remotePort"`
-	LocalIP           string   `json:"localIP" expr:"localIP"`
-	LocalPort         *int     `json:"localPort" expr:"localPort"`
-	URL               string   `json:"url" expr:"url"` // url_effective, else url
+	ExitCode    *int `json:"exitCode" expr:"exitCode"`
+	HasExitCode bool `json:"hasExitCode" expr:"hasExitCode"`
+	// ErrorMsg is %{errormsg} (curl 7.75+), or the message of the last
+	// "curl: (N) message" line when -w printed none; "" on success.
+	ErrorMsg string `json:"errorMsg" expr:"errorMsg"`
+	// RemoteIP is %{remote_ip}, the address curl connected to last; ""
+	// when it connected nowhere or -w did not print it.
+	RemoteIP string `json:"remoteIP" expr:"remoteIP"`
+	// RemotePort is %{remote_port}; null when -w did not print it or
+	// printed it empty.
+	RemotePort *int `json:"remotePort" expr:"remotePort"`
+	// LocalIP is %{local_ip}, the source address of curl's last
+	// connection; "" when there was none or -w did not print it.
+	LocalIP string `json:"localIP" expr:"localIP"`
+	// LocalPort is %{local_port}, the source port of that connection;
+	// null when -w did not print it or printed it empty.
+	LocalPort *int `json:"localPort" expr:"localPort"`
+	// URL is %{url_effective} (the last URL after redirects), else %{url};
+	// "" when -w printed neither.
+	URL string `json:"url" expr:"url"`
+	// TimeNamelookup, TimeConnect and TimeStarttransfer are
+	// %{time_namelookup}, %{time_connect} and %{time_starttransfer}:
+	// seconds from the start until the name was resolved, the TCP
+	// connection was made and the first response byte came; null when -w
+	// did not print them.
 	TimeNamelookup    *float64 `json:"timeNamelookup" expr:"timeNamelookup"`
 	TimeConnect       *float64 `json:"timeConnect" expr:"timeConnect"`
 	TimeStarttransfer *float64 `json:"timeStarttransfer" expr:"timeStarttransfer"`
-	SizeDownload      *int64   `json:"sizeDownload" expr:"sizeDownload"`
-	NumConnects       *int     `json:"numConnects" expr:"numConnects"`
+	// SizeDownload is %{size_download}, the bytes of body received; null
+	// when -w did not print it.
+	SizeDownload *int64 `json:"sizeDownload" expr:"sizeDownload"`
+	// NumConnects is %{num_connects}, the new connections curl made (0
+	// when it reused one or none succeeded); null when -w did not print
+	// it.
+	NumConnects *int `json:"numConnects" expr:"numConnects"`
 	// Fields holds every variable printed, as text, under curl's own name
 	// ("http_code" -> "200"), typed above or not.
 	Fields map[string]string `json:"fields" expr:"fields"`
@@ -57,7 +82,10 @@ type Curl struct {
 
 // CurlError is one "curl: (N) message" line.
 type CurlError struct {
-	Code    int    `json:"code" expr:"code"`
+	// Code is N, curl's exit code for this failure (6 could not resolve,
+	// 7 could not connect, 28 timed out, ...).
+	Code int `json:"code" expr:"code"`
+	// Message is the text after "(N) ", trimmed.
 	Message string `json:"message" expr:"message"`
 }
 

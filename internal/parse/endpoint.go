@@ -14,8 +14,13 @@ const (
 // Endpoint is one element of `cilium-dbg endpoint get <id>`, which always
 // prints a JSON array (one element when asked for one id).
 type Endpoint struct {
-	ID    int    `json:"id" expr:"id"`
-	State string `json:"state" expr:"state"` // ready, waiting-for-identity, regenerating, ...
+	// ID is the endpoint's id on its node (the agent's, 1..65535), the
+	// number `endpoint list` prints and the policy map's name ends with.
+	ID int `json:"id" expr:"id"`
+	// State is status.state: ready, waiting-for-identity,
+	// waiting-to-regenerate, regenerating, restoring, disconnecting, ...;
+	// "" when the document has none.
+	State string `json:"state" expr:"state"`
 	// Labels are status.labels.security-relevant, the labels the identity
 	// is derived from ("k8s:app=web"), as `endpoint list` shows them.
 	Labels []string `json:"labels" expr:"labels"`
@@ -24,19 +29,29 @@ type Endpoint struct {
 	// identity).
 	Identity *int `json:"identity" expr:"identity"`
 	// IdentityLabels are the identity's labels (status.identity.labels).
-	IdentityLabels []string           `json:"identityLabels" expr:"identityLabels"`
-	Networking     EndpointNetworking `json:"networking" expr:"networking"`
-	// From status.external-identifiers, each null when the document does
-	// not have it: Cilium 1.20 fills only cni-attachment-id there for a
-	// pod's endpoint, and nothing for the host's.
-	PodName       *string `json:"podName" expr:"podName"`             // k8s-pod-name
-	Namespace     *string `json:"namespace" expr:"namespace"`         // k8s-namespace
-	ContainerID   *string `json:"containerID" expr:"containerID"`     // container-id
-	ContainerName *string `json:"containerName" expr:"containerName"` // container-name
+	IdentityLabels []string `json:"identityLabels" expr:"identityLabels"`
+	// Networking is status.networking: the endpoint's interfaces and
+	// addresses (zero values when the document has none).
+	Networking EndpointNetworking `json:"networking" expr:"networking"`
+	// PodName is status.external-identifiers.k8s-pod-name; null when
+	// Cilium did not print it (1.20 fills external-identifiers with
+	// cni-attachment-id only: find the pod by its IP or labels).
+	PodName *string `json:"podName" expr:"podName"`
+	// Namespace is status.external-identifiers.k8s-namespace; null when
+	// Cilium did not print it, as PodName (the identity's labels hold
+	// "k8s:io.kubernetes.pod.namespace=NS" either way).
+	Namespace *string `json:"namespace" expr:"namespace"`
+	// ContainerID and ContainerName are
+	// status.external-identifiers.container-id and container-name; null
+	// when Cilium did not print them (1.20 does not).
+	ContainerID   *string `json:"containerID" expr:"containerID"`
+	ContainerName *string `json:"containerName" expr:"containerName"`
 	// PolicyEnabled is status.policy.realized.policy-enabled: none,
 	// ingress, egress, both, audit-...
 	PolicyEnabled string `json:"policyEnabled" expr:"policyEnabled"`
-	Health        string `json:"health" expr:"health"` // status.health.overallHealth
+	// Health is status.health.overallHealth: OK, Bootstrap, Warning,
+	// Failure or Disabled; "" when the document has none.
+	Health string `json:"health" expr:"health"`
 }
 
 // EndpointNetworking is status.networking. InterfaceName is the host side
@@ -44,22 +59,40 @@ type Endpoint struct {
 // the number bpftool prints as "lxc...(26)". There is no
 // host-interface-name field in Cilium's model.
 type EndpointNetworking struct {
-	InterfaceName          string            `json:"interfaceName" expr:"interfaceName"`
-	InterfaceIndex         int               `json:"interfaceIndex" expr:"interfaceIndex"`
-	ContainerInterfaceName *string           `json:"containerInterfaceName" expr:"containerInterfaceName"` // null for the host's endpoint
-	Mac                    string            `json:"mac" expr:"mac"`
-	HostMac                string            `json:"hostMac" expr:"hostMac"`
-	IPv4                   *string           `json:"ipv4" expr:"ipv4"` // first addressing entry's ipv4; null when it has none
-	IPv6                   *string           `json:"ipv6" expr:"ipv6"` // first addressing entry's ipv6; null when it has none (IPv6 off)
-	Addressing             []EndpointAddress `json:"addressing" expr:"addressing"`
+	// InterfaceName is interface-name, the host side of the endpoint's
+	// veth ("lxca3503f14b1d6"), the device bpftool and tc show Cilium's
+	// programs on; "" when the document has none.
+	InterfaceName string `json:"interfaceName" expr:"interfaceName"`
+	// InterfaceIndex is interface-index, that device's ifindex on the
+	// host (bpftool's "lxc...(16)"); 0 when the document has none.
+	InterfaceIndex int `json:"interfaceIndex" expr:"interfaceIndex"`
+	// ContainerInterfaceName is container-interface-name, the pod's side
+	// of the veth as the pod names it ("eth0"); null when not printed
+	// (the host's endpoint has none).
+	ContainerInterfaceName *string `json:"containerInterfaceName" expr:"containerInterfaceName"`
+	// Mac is the MAC address of the pod's side of the veth, HostMac the
+	// host side's ("a2:e8:ca:2c:9b:b3"); "" when not printed.
+	Mac     string `json:"mac" expr:"mac"`
+	HostMac string `json:"hostMac" expr:"hostMac"`
+	// IPv4 and IPv6 are the first addressing entry's addresses; null when
+	// there is no entry or it has no address of that family (IPv6 off).
+	IPv4 *string `json:"ipv4" expr:"ipv4"`
+	IPv6 *string `json:"ipv6" expr:"ipv6"`
+	// Addressing is every addressing entry, in printed order (one per
+	// address pair the endpoint was given); empty when none.
+	Addressing []EndpointAddress `json:"addressing" expr:"addressing"`
 }
 
 // EndpointAddress is one status.networking.addressing entry; a field the
 // entry does not have is null (the host's endpoint has an empty entry,
 // and no entry has IPv6 when IPv6 is off).
 type EndpointAddress struct {
-	IPv4         *string `json:"ipv4" expr:"ipv4"`
-	IPv6         *string `json:"ipv6" expr:"ipv6"`
+	// IPv4 and IPv6 are the entry's addresses ("10.42.0.44"); null for a
+	// family the endpoint has no address of (IPv6 off).
+	IPv4 *string `json:"ipv4" expr:"ipv4"`
+	IPv6 *string `json:"ipv6" expr:"ipv6"`
+	// IPv4PoolName and IPv6PoolName are the IPAM pools the addresses
+	// came from ("default"); null when not printed.
 	IPv4PoolName *string `json:"ipv4PoolName" expr:"ipv4PoolName"`
 	IPv6PoolName *string `json:"ipv6PoolName" expr:"ipv6PoolName"`
 }
@@ -205,14 +238,26 @@ func ParseEndpointGet(text string) (EndpointGet, error) {
 // EndpointListEntry is one endpoint of the `cilium-dbg endpoint list`
 // table.
 type EndpointListEntry struct {
-	ID            int      `json:"id" expr:"id"`
-	PolicyIngress string   `json:"policyIngress" expr:"policyIngress"` // Enabled, Disabled, Audit, <unknown>
-	PolicyEgress  string   `json:"policyEgress" expr:"policyEgress"`
-	Identity      int      `json:"identity" expr:"identity"` // 0 when Cilium printed "<no label id>"
-	Labels        []string `json:"labels" expr:"labels"`     // one per table line; ["no labels"] is kept as printed
-	IPv6          string   `json:"ipv6" expr:"ipv6"`
-	IPv4          string   `json:"ipv4" expr:"ipv4"`
-	Status        string   `json:"status" expr:"status"`
+	// ID is the ENDPOINT column, the endpoint's id on its node.
+	ID int `json:"id" expr:"id"`
+	// PolicyIngress and PolicyEgress are the POLICY (ingress) and
+	// (egress) ENFORCEMENT columns: Enabled, Disabled, Audit or
+	// <unknown>, as printed.
+	PolicyIngress string `json:"policyIngress" expr:"policyIngress"`
+	PolicyEgress  string `json:"policyEgress" expr:"policyEgress"`
+	// Identity is the IDENTITY column, the security identity; 0 when
+	// Cilium printed "<no label id>" (no identity yet).
+	Identity int `json:"identity" expr:"identity"`
+	// Labels are the LABELS column, one per table line
+	// ("k8s:app=web"); ["no labels"] is kept as printed.
+	Labels []string `json:"labels" expr:"labels"`
+	// IPv6 and IPv4 are the endpoint's addresses; "" when the column is
+	// empty (IPv6 off, or no address yet).
+	IPv6 string `json:"ipv6" expr:"ipv6"`
+	IPv4 string `json:"ipv4" expr:"ipv4"`
+	// Status is the STATUS column: ready, waiting-for-identity,
+	// regenerating, ... (the endpoint's state).
+	Status string `json:"status" expr:"status"`
 }
 
 // EndpointList is the parsed `cilium-dbg endpoint list`.

@@ -11,6 +11,8 @@ const kindIPTables = "iptables-save"
 // IPTables is the parsed output of `iptables-save` (or `ip6tables-save`,
 // with or without -c counters).
 type IPTables struct {
+	// Tables are the "*name" ... "COMMIT" blocks in printed order (one
+	// without a name for grep'd lines).
 	Tables []IPTable `json:"tables" expr:"tables"`
 	// Lines holds every line of the input as printed (comments, "*table",
 	// "COMMIT" included) so that CountContaining equals `grep -c`.
@@ -24,7 +26,9 @@ type IPTable struct {
 	// Name is filter, nat, mangle, raw or security; null for grep'd lines,
 	// whose table the output does not say (a chain such as INPUT is in
 	// several).
-	Name   *string   `json:"name" expr:"name"`
+	Name *string `json:"name" expr:"name"`
+	// Chains are the table's ":NAME POLICY [p:b]" declarations, Rules
+	// its "-A" lines, each in printed order.
 	Chains []IPChain `json:"chains" expr:"chains"`
 	Rules  []IPRule  `json:"rules" expr:"rules"`
 }
@@ -32,19 +36,28 @@ type IPTable struct {
 // IPChain is a ":NAME POLICY [packets:bytes]" declaration. Packets and
 // Bytes are null when the line printed no counters.
 type IPChain struct {
-	Name    string `json:"name" expr:"name"`
-	Policy  string `json:"policy" expr:"policy"` // ACCEPT, DROP, ... or "-" for user chains
+	// Name is the chain's name ("INPUT", "CILIUM_INPUT").
+	Name string `json:"name" expr:"name"`
+	// Policy is the built-in chain's policy, ACCEPT, DROP, ..., or "-"
+	// for a user chain.
+	Policy string `json:"policy" expr:"policy"`
+	// Packets and Bytes are the chain's "[packets:bytes]" counters, what
+	// its policy matched (real with -c; without it iptables-save prints
+	// [0:0]); null when the line printed no counters.
 	Packets *int64 `json:"packets" expr:"packets"`
 	Bytes   *int64 `json:"bytes" expr:"bytes"`
 }
 
 // IPRule is one "-A CHAIN ..." line.
 type IPRule struct {
+	// Chain is the chain the rule is appended to, the word after "-A".
 	Chain string `json:"chain" expr:"chain"`
 	// Text is the line as printed without the "[p:b] " counters of -c,
 	// e.g. `-A INPUT -m comment --comment "cilium-feeder: CILIUM_INPUT" -j CILIUM_INPUT`.
-	Text   string `json:"text" expr:"text"`
-	Target string `json:"target" expr:"target"` // the -j/-g argument, "" if none
+	Text string `json:"text" expr:"text"`
+	// Target is the -j or -g argument (ACCEPT, CILIUM_INPUT, ...); ""
+	// for a rule without one.
+	Target string `json:"target" expr:"target"`
 	// Packets and Bytes are the "[p:b]" counters that iptables-save -c
 	// prints before a rule; null without -c (never a 0 nobody printed).
 	Packets *int64 `json:"packets" expr:"packets"`

@@ -17,14 +17,30 @@ const kindLBList = "cilium-bpf-lb-list"
 // backend. A backend id missing from the backends map prints
 // "backend N not found" (NotFound, BackendID).
 type LBEntry struct {
-	Frontend    L4Addr   `json:"frontend" expr:"frontend"`
-	Slot        int      `json:"slot" expr:"slot"` // -1 in the old grouped layout, which printed no slots for backends
-	Backend     L4Addr   `json:"backend" expr:"backend"`
-	RevNAT      int      `json:"revNAT" expr:"revNAT"`
-	Flags       []string `json:"flags" expr:"flags"`             // slot 0 only, e.g. ["ClusterIP", "non-routable"]
-	L7ProxyPort int      `json:"l7ProxyPort" expr:"l7ProxyPort"` // slot 0 of an L7 load-balanced service
-	NotFound    bool     `json:"notFound" expr:"notFound"`
-	BackendID   int      `json:"backendID" expr:"backendID"` // only printed for "backend N not found"
+	// Frontend is the row's key without its slot: the service's
+	// address, port, protocol and scope.
+	Frontend L4Addr `json:"frontend" expr:"frontend"`
+	// Slot is the key's "(N)": 0 for the service's own row, 1..N for
+	// backends; -1 in the old grouped layout, which printed no slots
+	// for backends.
+	Slot int `json:"slot" expr:"slot"`
+	// Backend is the backend of a slot 1..N row; the zero address (IP
+	// "", port 0) for slot 0 and for "backend N not found".
+	Backend L4Addr `json:"backend" expr:"backend"`
+	// RevNAT is the "(N)" after the value's address, the service's ID
+	// (its reverse NAT entry); 0 for "backend N not found".
+	RevNAT int `json:"revNAT" expr:"revNAT"`
+	// Flags are the bracketed flags of slot 0, e.g. ["ClusterIP",
+	// "non-routable"]; empty for other slots.
+	Flags []string `json:"flags" expr:"flags"`
+	// L7ProxyPort is the "(L7LB Proxy Port: N)" of slot 0 of an L7
+	// load-balanced service; 0 otherwise.
+	L7ProxyPort int `json:"l7ProxyPort" expr:"l7ProxyPort"`
+	// NotFound is true for a "backend N not found" row: the slot names
+	// a backend ID the backends map does not hold; BackendID is then N
+	// (0 otherwise: other rows do not print the ID).
+	NotFound  bool `json:"notFound" expr:"notFound"`
+	BackendID int  `json:"backendID" expr:"backendID"`
 }
 
 // IsService reports whether the row is the service's own (slot 0) entry.
@@ -34,6 +50,8 @@ func (e LBEntry) IsService() bool { return e.Slot == 0 }
 // order, which is random: the command dumps a Go map. Use Services,
 // Frontend or Backends for a stable, grouped view.
 type LBList struct {
+	// Entries are the rows of the default listing, one per slot, in
+	// printed order; empty for the other listings.
 	Entries []LBEntry `json:"entries" expr:"entries"`
 	// Layout is "slots" for the per-slot layout of Cilium 1.15+
 	// ("10.43.0.10:53/UDP (0)") and "grouped" for the older layout that
@@ -52,39 +70,63 @@ type LBList struct {
 // LBFrontendRow is a row of `bpf lb list --frontends`: the services map's
 // value as stored, "10.96.0.1:443/TCP (0)   0 1[0] (1) [0x0 0x0]".
 type LBFrontendRow struct {
-	Frontend  L4Addr `json:"frontend" expr:"frontend"`
-	Slot      int    `json:"slot" expr:"slot"`
-	BackendID int    `json:"backendID" expr:"backendID"` // slot 0: the L7 proxy port of an L7 LB service, else 0
-	Count     int    `json:"count" expr:"count"`         // slot 0: number of backend slots
-	QCount    int    `json:"qCount" expr:"qCount"`       // slot 0: quarantined backends
-	RevNAT    int    `json:"revNAT" expr:"revNAT"`
-	Flags     int    `json:"flags" expr:"flags"`
-	Flags2    int    `json:"flags2" expr:"flags2"`
+	// Frontend is the key's address, port, protocol and scope, Slot its
+	// "(N)" (0 for the service's own row).
+	Frontend L4Addr `json:"frontend" expr:"frontend"`
+	Slot     int    `json:"slot" expr:"slot"`
+	// BackendID is the first number: the backend's ID for slots 1..N;
+	// for slot 0 the raw union that holds the L7 proxy port of an L7 LB
+	// service, or the LB algorithm and affinity timeout (0 when neither
+	// is set).
+	BackendID int `json:"backendID" expr:"backendID"`
+	// Count is the number of active backend slots and QCount of the
+	// quarantined ones, "Count[QCount]" (meaningful in slot 0).
+	Count  int `json:"count" expr:"count"`
+	QCount int `json:"qCount" expr:"qCount"`
+	// RevNAT is the "(N)", the service's ID.
+	RevNAT int `json:"revNAT" expr:"revNAT"`
+	// Flags and Flags2 are the two bytes of "[0xF 0xF2]", the service
+	// flags as stored (decoded, they are the default listing's Flags).
+	Flags  int `json:"flags" expr:"flags"`
+	Flags2 int `json:"flags2" expr:"flags2"`
 }
 
 // LBBackendRow is a row of `bpf lb list --backends`: "12   TCP://10.42.0.17"
 // (Cilium prints no port there).
 type LBBackendRow struct {
-	ID       int    `json:"id" expr:"id"`
+	// ID is the backend's ID, the first column.
+	ID int `json:"id" expr:"id"`
+	// Protocol and IP are the "PROTO://ip" column ("TCP",
+	// "10.42.0.17").
 	Protocol string `json:"protocol" expr:"protocol"`
 	IP       string `json:"ip" expr:"ip"`
-	Zone     string `json:"zone" expr:"zone"` // "[zone]" suffix, "" when not printed
+	// Zone is the "[zone]" suffix; "" when not printed.
+	Zone string `json:"zone" expr:"zone"`
 }
 
 // LBRevNATRow is a row of `bpf lb list --revnat`: "7   10.43.77.5:80".
 type LBRevNATRow struct {
-	ID      int    `json:"id" expr:"id"`
+	// ID is the service's ID, the first column.
+	ID int `json:"id" expr:"id"`
+	// Address is the frontend ip:port replies are given as source.
 	Address L4Addr `json:"address" expr:"address"`
 }
 
 // LBService groups the rows of one frontend.
 type LBService struct {
-	Frontend L4Addr   `json:"frontend" expr:"frontend"`
-	Found    bool     `json:"found" expr:"found"`       // false for the zero value returned when nothing matched
-	RevNAT   int      `json:"revNAT" expr:"revNAT"`     // from slot 0
-	Type     string   `json:"type" expr:"type"`         // first flag of slot 0, e.g. "ClusterIP", "NodePort"
-	Flags    []string `json:"flags" expr:"flags"`       // flags of slot 0
-	HasSlot0 bool     `json:"hasSlot0" expr:"hasSlot0"` // false if the slot-0 row is missing
+	// Frontend is the service's address, port, protocol and scope.
+	Frontend L4Addr `json:"frontend" expr:"frontend"`
+	// Found is false for the zero value returned when nothing matched.
+	Found bool `json:"found" expr:"found"`
+	// RevNAT is the service's ID, from slot 0; 0 without a slot 0.
+	RevNAT int `json:"revNAT" expr:"revNAT"`
+	// Type is the first flag of slot 0, e.g. "ClusterIP", "NodePort";
+	// "" without a slot 0.
+	Type string `json:"type" expr:"type"`
+	// Flags are the flags of slot 0; empty without a slot 0.
+	Flags []string `json:"flags" expr:"flags"`
+	// HasSlot0 is false if the slot-0 row is missing.
+	HasSlot0 bool `json:"hasSlot0" expr:"hasSlot0"`
 	// Backends are the rows of slots 1..N sorted by slot, including
 	// "backend N not found" rows.
 	Backends []LBEntry `json:"backends" expr:"backends"`

@@ -12,13 +12,19 @@ const kindMapList = "cilium-map-list"
 
 // MapInfo is one row of `cilium-dbg map list`.
 type MapInfo struct {
+	// Name is the map's pinned name ("cilium_lb4_services_v2",
+	// "cilium_policy_v3_00042"), the base of its path under the bpffs.
 	Name string `json:"name" expr:"name"`
 	// Entries is the number of cached entries; EntriesKnown is false when
 	// Cilium printed "unknown" (maps without a userspace cache), and
 	// Entries is then 0.
 	Entries      int  `json:"entries" expr:"entries"`
 	EntriesKnown bool `json:"entriesKnown" expr:"entriesKnown"`
-	Errors       int  `json:"errors" expr:"errors"`
+	// Errors is the number of the map's entries whose last sync to the
+	// kernel failed (the "Num errors" column); 0 when all are in sync.
+	Errors int `json:"errors" expr:"errors"`
+	// CacheEnabled is whether the agent keeps a userspace cache of the
+	// map ("Cache enabled": true or false).
 	CacheEnabled bool `json:"cacheEnabled" expr:"cacheEnabled"`
 }
 

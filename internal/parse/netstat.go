@@ -10,12 +10,20 @@ const kindNetstat = "netstat"
 // NetstatConn is one row of `netstat -tn` / `netstat -tln` (net-tools or
 // busybox).
 type NetstatConn struct {
-	Proto   string `json:"proto" expr:"proto"` // tcp, tcp6 (net-tools; busybox prints tcp for both), udp, ...
-	RecvQ   int    `json:"recvQ" expr:"recvQ"`
-	SendQ   int    `json:"sendQ" expr:"sendQ"`
-	Local   Addr   `json:"local" expr:"local"`
-	Foreign Addr   `json:"foreign" expr:"foreign"`
-	State   string `json:"state" expr:"state"` // ESTABLISHED, LISTEN, ...; "" for udp
+	// Proto is tcp, tcp6 (net-tools; busybox prints tcp for both), udp,
+	// ...
+	Proto string `json:"proto" expr:"proto"`
+	// RecvQ and SendQ are the Recv-Q and Send-Q columns, in bytes: data
+	// received and not yet read by the program, and data sent and not
+	// yet acknowledged by the peer.
+	RecvQ int `json:"recvQ" expr:"recvQ"`
+	SendQ int `json:"sendQ" expr:"sendQ"`
+	// Local and Foreign are the Local Address and Foreign Address
+	// columns ("0.0.0.0:*" prints port 0).
+	Local   Addr `json:"local" expr:"local"`
+	Foreign Addr `json:"foreign" expr:"foreign"`
+	// State is ESTABLISHED, LISTEN, TIME_WAIT, ...; "" for udp.
+	State string `json:"state" expr:"state"`
 	// Program is the "PID/Program name" column of -p ("1234/python3",
 	// "-"), "" without -p.
 	Program string `json:"program" expr:"program"`

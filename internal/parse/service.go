@@ -18,18 +18,39 @@ const kindServiceList = "cilium-service-list"
 // table only has ID, Frontend, Type and the backends' address and state; the
 // other fields are then empty.
 type Service struct {
-	ID       int       `json:"id" expr:"id"`
-	Frontend L4Addr    `json:"frontend" expr:"frontend"`
-	Backends []Backend `json:"backends" expr:"backends"` // empty (never null) when the JSON says "backend-addresses": null
+	// ID is the service's ID (spec.id, the ID column), the rev NAT ID
+	// the BPF maps key it by; 0 when Cilium has not written it to the
+	// datapath yet (the JSON omits it then).
+	ID int `json:"id" expr:"id"`
+	// Frontend is the service's address, port, protocol and scope (the
+	// Frontend column, spec.frontend-address).
+	Frontend L4Addr `json:"frontend" expr:"frontend"`
+	// Backends are the backends in printed order; empty (never null)
+	// when there are none, as when the JSON says "backend-addresses":
+	// null.
+	Backends []Backend `json:"backends" expr:"backends"`
 
-	Type                string `json:"type" expr:"type"` // ClusterIP, NodePort, ExternalIPs, LoadBalancer, HostPort, LocalRedirect
-	Name                string `json:"name" expr:"name"`
-	Namespace           string `json:"namespace" expr:"namespace"`
-	TrafficPolicy       string `json:"trafficPolicy" expr:"trafficPolicy"`
-	ExtTrafficPolicy    string `json:"extTrafficPolicy" expr:"extTrafficPolicy"`
-	IntTrafficPolicy    string `json:"intTrafficPolicy" expr:"intTrafficPolicy"`
-	NatPolicy           string `json:"natPolicy" expr:"natPolicy"`
-	HealthCheckNodePort int    `json:"healthCheckNodePort" expr:"healthCheckNodePort"`
+	// Type is the Service Type column (spec.flags.type): ClusterIP,
+	// NodePort, ExternalIPs, LoadBalancer, HostPort or LocalRedirect,
+	// without the table's " (Remote)".
+	Type string `json:"type" expr:"type"`
+	// Name and Namespace are the Kubernetes Service's (spec.flags);
+	// "" from the table, which does not print them.
+	Name      string `json:"name" expr:"name"`
+	Namespace string `json:"namespace" expr:"namespace"`
+	// TrafficPolicy, ExtTrafficPolicy and IntTrafficPolicy are the
+	// Service's traffic policies, "Cluster" or "Local" (TrafficPolicy is
+	// the deprecated copy of ExtTrafficPolicy); "" from the table.
+	TrafficPolicy    string `json:"trafficPolicy" expr:"trafficPolicy"`
+	ExtTrafficPolicy string `json:"extTrafficPolicy" expr:"extTrafficPolicy"`
+	IntTrafficPolicy string `json:"intTrafficPolicy" expr:"intTrafficPolicy"`
+	// NatPolicy is "None", "Nat46" or "Nat64"; "" when the JSON omits it
+	// (no NAT46/64) and from the table.
+	NatPolicy string `json:"natPolicy" expr:"natPolicy"`
+	// HealthCheckNodePort is the Service's healthCheckNodePort (a
+	// LoadBalancer with externalTrafficPolicy Local); 0 when it has none
+	// and from the table.
+	HealthCheckNodePort int `json:"healthCheckNodePort" expr:"healthCheckNodePort"`
 	// Cluster is the clustermesh cluster of a remote service; Remote is
 	// true for it (the table prints "ClusterIP (Remote)").
 	Cluster string `json:"cluster" expr:"cluster"`
@@ -38,13 +59,24 @@ type Service struct {
 
 // Backend is one backend of a Service.
 type Backend struct {
-	IP        string `json:"ip" expr:"ip"`
-	Port      int    `json:"port" expr:"port"`
-	Protocol  string `json:"protocol" expr:"protocol"`
-	NodeName  string `json:"nodeName" expr:"nodeName"`
-	Zone      string `json:"zone" expr:"zone"`
-	State     string `json:"state" expr:"state"` // active, terminating, terminating-not-serving, quarantined, maintenance
-	Preferred bool   `json:"preferred" expr:"preferred"`
+	// IP, Port and Protocol are the backend's address ("10.42.0.21"),
+	// port and protocol ("TCP"; "" when Cilium 1.15's table printed
+	// none).
+	IP       string `json:"ip" expr:"ip"`
+	Port     int    `json:"port" expr:"port"`
+	Protocol string `json:"protocol" expr:"protocol"`
+	// NodeName is the node the backend runs on; "" from the table.
+	NodeName string `json:"nodeName" expr:"nodeName"`
+	// Zone is the backend's topology zone; "" when it has none and from
+	// the table.
+	Zone string `json:"zone" expr:"zone"`
+	// State is active, terminating, terminating-not-serving,
+	// quarantined or maintenance.
+	State string `json:"state" expr:"state"`
+	// Preferred is the JSON's preferred (true for every backend in 1.20),
+	// or the table's "(preferred)" mark (Cluster Mesh affinity); false
+	// when the table has no mark.
+	Preferred bool `json:"preferred" expr:"preferred"`
 	// Weight is the backend's weight as the JSON form prints it; 0 is a
 	// real weight (a backend that takes no new traffic). null when not
 	// printed: the table form does not show weights.

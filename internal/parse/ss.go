@@ -9,15 +9,23 @@ const kindSS = "ss"
 
 // Socket is one line of `ss -tn`, `ss -tln`, `ss -Htlnp` and friends.
 type Socket struct {
-	Netid string `json:"netid" expr:"netid"` // "tcp", "udp", ... when printed (ss -a / -tu), else ""
+	// Netid is the Netid column, "tcp", "udp", ..., when printed (ss -a
+	// or -tu); "" otherwise.
+	Netid string `json:"netid" expr:"netid"`
 	// State is LISTEN, ESTAB, TIME-WAIT, UNCONN, ...; null when ss
 	// printed no State column, as with a state filter (`ss -tn state
 	// established`), whose text is not in the output.
 	State *string `json:"state" expr:"state"`
-	RecvQ int     `json:"recvQ" expr:"recvQ"`
-	SendQ int     `json:"sendQ" expr:"sendQ"`
-	Local Addr    `json:"local" expr:"local"`
-	Peer  Addr    `json:"peer" expr:"peer"`
+	// RecvQ and SendQ are the Recv-Q and Send-Q columns: for a LISTEN
+	// socket the connections waiting to be accepted and the backlog;
+	// otherwise the bytes received and not yet read, and sent and not
+	// yet acknowledged.
+	RecvQ int `json:"recvQ" expr:"recvQ"`
+	SendQ int `json:"sendQ" expr:"sendQ"`
+	// Local and Peer are the Local Address:Port and Peer Address:Port
+	// columns ("*" prints as IP "*", a "*" port as 0).
+	Local Addr `json:"local" expr:"local"`
+	Peer  Addr `json:"peer" expr:"peer"`
 	// Process is the users:(("name",pid=N,fd=M)) column of -p, as
 	// printed; "" without -p.
 	Process string `json:"process" expr:"process"`

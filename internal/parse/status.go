@@ -24,9 +24,16 @@ type Status struct {
 	// KubeProxyReplacementDetails is the block printed by --verbose.
 	KubeProxyReplacementDetails KPRDetails `json:"kubeProxyReplacementDetails" expr:"kubeProxyReplacementDetails"`
 
-	Routing      StatusRouting `json:"routing" expr:"routing"`
-	Masquerading string        `json:"masquerading" expr:"masquerading"` // e.g. "BPF [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]"
-	AttachMode   string        `json:"attachMode" expr:"attachMode"`     // "TCX" or "Legacy TC" (1.16+)
+	// Routing is the "Routing:" line: how pod traffic crosses nodes and
+	// reaches the host; its fields are "" when the line is missing.
+	Routing StatusRouting `json:"routing" expr:"routing"`
+	// Masquerading is the "Masquerading:" line's value, e.g. "BPF
+	// [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]"; "" when
+	// not printed.
+	Masquerading string `json:"masquerading" expr:"masquerading"`
+	// AttachMode is "TCX" or "Legacy TC", how Cilium attaches its tc
+	// programs (1.16+); "" when not printed.
+	AttachMode string `json:"attachMode" expr:"attachMode"`
 	// DeviceMode is the operational datapath mode ("veth", "netkit",
 	// "netkit-l2"); DeviceModeConfigured is what was configured when it
 	// differs and Cilium prints "[Configured: ...]", else "".
@@ -60,16 +67,27 @@ func (s Status) Field(label string) string {
 // StatusDevice is one kube-proxy-replacement device: "eth0 10.0.2.15
 // fe80::1 (Direct Routing)".
 type StatusDevice struct {
-	Name          string   `json:"name" expr:"name"`
-	IPs           []string `json:"ips" expr:"ips"`
-	DirectRouting bool     `json:"directRouting" expr:"directRouting"`
+	// Name is the device's name ("eth0").
+	Name string `json:"name" expr:"name"`
+	// IPs are its addresses as printed ("10.0.2.15", "fe80::1"); empty
+	// when none was printed.
+	IPs []string `json:"ips" expr:"ips"`
+	// DirectRouting is true for the device marked "(Direct Routing)",
+	// the one Cilium routes node-to-node traffic through.
+	DirectRouting bool `json:"directRouting" expr:"directRouting"`
 }
 
 // StatusRouting is "Routing: Network: Tunnel [vxlan] Host: BPF".
 type StatusRouting struct {
-	Network        string `json:"network" expr:"network"`               // "Native" or "Tunnel"
-	TunnelProtocol string `json:"tunnelProtocol" expr:"tunnelProtocol"` // "vxlan", "geneve"; "" for Native
-	Host           string `json:"host" expr:"host"`                     // "BPF" or "Legacy"
+	// Network is "Native" (pod traffic routed as is) or "Tunnel"
+	// (encapsulated between nodes).
+	Network string `json:"network" expr:"network"`
+	// TunnelProtocol is the tunnel's protocol in brackets, "vxlan" or
+	// "geneve"; "" for Native.
+	TunnelProtocol string `json:"tunnelProtocol" expr:"tunnelProtocol"`
+	// Host is "BPF" (host routing in eBPF) or "Legacy" (through the
+	// host's stack).
+	Host string `json:"host" expr:"host"`
 }
 
 // KPRDetails is the "KubeProxyReplacement Details:" block of
@@ -77,20 +95,45 @@ type StatusRouting struct {
 type KPRDetails struct {
 	// Present is false when the output has no details block (status
 	// without --verbose).
-	Present             bool           `json:"present" expr:"present"`
-	Status              string         `json:"status" expr:"status"`                           // "True"/"False"
-	SocketLB            string         `json:"socketLB" expr:"socketLB"`                       // "Enabled"/"Disabled"
-	SocketLBTracing     string         `json:"socketLBTracing" expr:"socketLBTracing"`         // "Enabled"/"Disabled"
-	SocketLBCoverage    string         `json:"socketLBCoverage" expr:"socketLBCoverage"`       // "Full"/"Hostns-only"
-	SocketLBProtocols   string         `json:"socketLBProtocols" expr:"socketLBProtocols"`     // "TCP, UDP"; only up to ~1.14
-	Devices             []StatusDevice `json:"devices" expr:"devices"`                         // same devices as the top line
-	Mode                string         `json:"mode" expr:"mode"`                               // "SNAT", "DSR", "Hybrid"
-	DSRDispatchMode     string         `json:"dsrDispatchMode" expr:"dsrDispatchMode"`         // "IP Option/Extension", "IPIP", "Geneve"
-	BackendSelection    string         `json:"backendSelection" expr:"backendSelection"`       // "Random", "Maglev (Table Size: 16381)"
-	SessionAffinity     string         `json:"sessionAffinity" expr:"sessionAffinity"`         // "Enabled"/"Disabled"
-	GracefulTermination string         `json:"gracefulTermination" expr:"gracefulTermination"` // 1.15-1.19 only
-	NAT4664             string         `json:"nat4664" expr:"nat4664"`                         // "NAT46/64 Support": "Disabled", or "" when it is a sub-block
-	XDPAcceleration     string         `json:"xdpAcceleration" expr:"xdpAcceleration"`         // "Disabled", "Native", ...
+	Present bool `json:"present" expr:"present"`
+	// Status is the "Status:" line, "True" or "False": whether
+	// kube-proxy replacement is on; "" when not printed.
+	Status string `json:"status" expr:"status"`
+	// SocketLB is "Socket LB:", "Enabled" or "Disabled": whether
+	// services are load-balanced at connect() (socket LB).
+	SocketLB string `json:"socketLB" expr:"socketLB"`
+	// SocketLBTracing is "Socket LB Tracing:", "Enabled" or "Disabled".
+	SocketLBTracing string `json:"socketLBTracing" expr:"socketLBTracing"`
+	// SocketLBCoverage is "Socket LB Coverage:", "Full" (pods and host)
+	// or "Hostns-only" (the host's own sockets only).
+	SocketLBCoverage string `json:"socketLBCoverage" expr:"socketLBCoverage"`
+	// SocketLBProtocols is "Socket LB Protocols:" ("TCP, UDP"), printed
+	// only up to about 1.14; "" since.
+	SocketLBProtocols string `json:"socketLBProtocols" expr:"socketLBProtocols"`
+	// Devices are the "Devices:" line's devices, the same as the top
+	// line's; empty when not printed.
+	Devices []StatusDevice `json:"devices" expr:"devices"`
+	// Mode is the NodePort mode, "SNAT", "DSR" or "Hybrid"; "" when
+	// NodePort is off (not printed).
+	Mode string `json:"mode" expr:"mode"`
+	// DSRDispatchMode is "DSR Dispatch Mode:", "IP Option/Extension",
+	// "IPIP" or "Geneve", printed only for DSR and Hybrid.
+	DSRDispatchMode string `json:"dsrDispatchMode" expr:"dsrDispatchMode"`
+	// BackendSelection is "Backend Selection:", "Random" or "Maglev
+	// (Table Size: 16381)"; "" when NodePort is off.
+	BackendSelection string `json:"backendSelection" expr:"backendSelection"`
+	// SessionAffinity is "Session Affinity:", "Enabled" or "Disabled".
+	SessionAffinity string `json:"sessionAffinity" expr:"sessionAffinity"`
+	// GracefulTermination is "Graceful Termination:", printed by 1.15 to
+	// 1.19 only; "" otherwise.
+	GracefulTermination string `json:"gracefulTermination" expr:"gracefulTermination"`
+	// NAT4664 is "NAT46/64 Support:" when on one line ("Disabled");
+	// "" when it is a sub-block (then in Fields, "NAT46/64
+	// Support.Gateway").
+	NAT4664 string `json:"nat4664" expr:"nat4664"`
+	// XDPAcceleration is "XDP Acceleration:", "Disabled", "Generic",
+	// "Native" or "Best-Effort"; "" when NodePort is off.
+	XDPAcceleration string `json:"xdpAcceleration" expr:"xdpAcceleration"`
 	// Services maps each "- Name: value" line under "Services:", e.g.
 	// "ClusterIP" -> "Enabled", "NodePort" -> "Enabled (Range: 30000-32767)".
 	Services map[string]string `json:"services" expr:"services"`

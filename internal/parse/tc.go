@@ -15,32 +15,54 @@ const kindTCFilter = "tc-filter-show"
 // the filter itself with its handle and program. Head is true for the
 // first kind.
 type TCFilter struct {
-	Protocol string `json:"protocol" expr:"protocol"` // "all", "ip", ...
-	Pref     int    `json:"pref" expr:"pref"`
-	Kind     string `json:"kind" expr:"kind"` // "bpf", "u32", "flower", "matchall", ...
-	Chain    int    `json:"chain" expr:"chain"`
-	Head     bool   `json:"head" expr:"head"`     // no handle: the pref/chain head line
-	Handle   string `json:"handle" expr:"handle"` // "0x1"
+	// Protocol is the protocol the filter matches: "all", "ip", ...
+	Protocol string `json:"protocol" expr:"protocol"`
+	// Pref is the filter's priority ("pref N"); lower runs first.
+	Pref int `json:"pref" expr:"pref"`
+	// Kind is the classifier: "bpf", "u32", "flower", "matchall", ...
+	Kind string `json:"kind" expr:"kind"`
+	// Chain is the filter chain's number ("chain N"; 0 by default).
+	Chain int `json:"chain" expr:"chain"`
+	// Head is true for a line without a handle: the pref/chain head
+	// line tc prints before the filters of that priority.
+	Head bool `json:"head" expr:"head"`
+	// Handle is the filter's handle ("0x1"); "" on a head line.
+	Handle string `json:"handle" expr:"handle"`
 	// For bpf filters: Name is the filter name (Cilium 1.16+:
 	// "cil_from_container-lxc..."), ProgName and ProgID the program.
-	Name         string `json:"name" expr:"name"`
-	DirectAction bool   `json:"directAction" expr:"directAction"`
-	HW           string `json:"hw" expr:"hw"` // "not_in_hw", "in_hw", "skip_hw", "skip_sw" or ""
-	ProgID       int    `json:"progID" expr:"progID"`
-	ProgName     string `json:"progName" expr:"progName"`
-	Tag          string `json:"tag" expr:"tag"`
-	Jited        bool   `json:"jited" expr:"jited"`
+	Name string `json:"name" expr:"name"`
+	// DirectAction is true when tc printed "direct-action" (the
+	// program returns the verdict itself, as Cilium's do).
+	DirectAction bool `json:"directAction" expr:"directAction"`
+	// HW is "not_in_hw", "in_hw", "skip_hw", "skip_sw" or "": whether
+	// the filter is offloaded to the NIC.
+	HW string `json:"hw" expr:"hw"`
+	// ProgID is the program's id ("id N", as bpftool prog show knows
+	// it); 0 for a filter that is not bpf.
+	ProgID int `json:"progID" expr:"progID"`
+	// ProgName is the program's name ("name cil_from_container"); ""
+	// when not printed.
+	ProgName string `json:"progName" expr:"progName"`
+	// Tag is the program's tag, a hash of its instructions ("tag
+	// 1a2b3c4d5e6f7a8b"); "" when not printed.
+	Tag string `json:"tag" expr:"tag"`
+	// Jited is true when tc printed "jited": the program runs
+	// JIT-compiled.
+	Jited bool `json:"jited" expr:"jited"`
 	// Details are the indented lines tc prints under some filters
 	// (actions, u32 keys), trimmed.
 	Details []string `json:"details" expr:"details"`
-	Text    string   `json:"text" expr:"text"` // the line as printed, trailing space trimmed
+	// Text is the line as printed, trailing space trimmed.
+	Text string `json:"text" expr:"text"`
 }
 
 // TCFilters is the parsed `tc filter show`.
 type TCFilters struct {
 	// Lines is the number of non-empty output lines: 0 under tcx, where
 	// Cilium attaches no tc filters and the lab expects no output.
-	Lines   int        `json:"lines" expr:"lines"`
+	Lines int `json:"lines" expr:"lines"`
+	// Filters are the filter lines, head lines included, in printed
+	// order; empty for empty output.
 	Filters []TCFilter `json:"filters" expr:"filters"`
 }
 

@@ -192,9 +192,13 @@ func CallsCluster(p *runner.Plan, mode actions.Mode) bool {
 // and runs in mode: labrun check skips the steps that change the system
 // and those only labrun run runs; labrun run those only check runs.
 func runs(s *runner.StepPlan, mode actions.Mode) bool {
-	if s.Action == nil || !s.Action.CallsCluster() {
-		return false
-	}
+	return s.Action != nil && s.Action.CallsCluster() && inMode(s, mode)
+}
+
+// inMode reports whether s runs in mode: labrun check skips the steps
+// that change the system and those only labrun run runs; labrun run those
+// only check runs.
+func inMode(s *runner.StepPlan, mode actions.Mode) bool {
 	if mode == actions.Check {
 		return !s.Mutates && s.Only != syntax.OnlySolve
 	}

@@ -26,21 +26,34 @@ type CTEntry struct {
 	// Related is TUPLE_F_RELATED ("related" in the cilium-dbg line).
 	Related bool `json:"related" expr:"related"`
 	// TupleFlags is the raw ipv4_ct_tuple.flags byte.
-	TupleFlags uint8  `json:"tupleFlags" expr:"tupleFlags"`
-	Src        string `json:"src" expr:"src"`
-	Dst        string `json:"dst" expr:"dst"`
-	SrcIP      string `json:"srcIp" expr:"srcIp"`
-	SrcPort    uint16 `json:"srcPort" expr:"srcPort"`
-	DstIP      string `json:"dstIp" expr:"dstIp"`
-	DstPort    uint16 `json:"dstPort" expr:"dstPort"`
+	TupleFlags uint8 `json:"tupleFlags" expr:"tupleFlags"`
+	// Src and Dst are the two sides as the cilium-dbg line prints them,
+	// "ip:port" (see the type's doc: the original direction, or client
+	// -> service VIP for SVC).
+	Src string `json:"src" expr:"src"`
+	Dst string `json:"dst" expr:"dst"`
+	// SrcIP, SrcPort, DstIP and DstPort are Src and Dst split into
+	// address and port.
+	SrcIP   string `json:"srcIp" expr:"srcIp"`
+	SrcPort uint16 `json:"srcPort" expr:"srcPort"`
+	DstIP   string `json:"dstIp" expr:"dstIp"`
+	DstPort uint16 `json:"dstPort" expr:"dstPort"`
 	// Lifetime is ct_entry.lifetime, printed as "expires=" by cilium-dbg. It
 	// is in the datapath's clock (bpf_mono_now: CLOCK_MONOTONIC seconds, or
 	// jiffies when Cilium runs with the jiffies clock source), not Unix time.
-	Lifetime     uint32 `json:"lifetime" expr:"lifetime"`
-	Packets      uint64 `json:"packets" expr:"packets"`
-	Bytes        uint64 `json:"bytes" expr:"bytes"`
-	RxFlagsSeen  uint8  `json:"rxFlagsSeen" expr:"rxFlagsSeen"`
-	TxFlagsSeen  uint8  `json:"txFlagsSeen" expr:"txFlagsSeen"`
+	Lifetime uint32 `json:"lifetime" expr:"lifetime"`
+	// Packets and Bytes count the packets and bytes the entry saw, both
+	// directions together (ct_entry.packets and bytes).
+	Packets uint64 `json:"packets" expr:"packets"`
+	Bytes   uint64 `json:"bytes" expr:"bytes"`
+	// RxFlagsSeen and TxFlagsSeen are the OR of every TCP flag seen in
+	// the reply (rx) and original (tx) direction: 0x02 SYN, 0x10 ACK,
+	// 0x01 FIN, 0x04 RST, ...; 0 for other protocols.
+	RxFlagsSeen uint8 `json:"rxFlagsSeen" expr:"rxFlagsSeen"`
+	TxFlagsSeen uint8 `json:"txFlagsSeen" expr:"txFlagsSeen"`
+	// LastRxReport and LastTxReport are when a monitor notification was
+	// last sent for that direction, in the datapath's clock (as
+	// Lifetime); 0 when none was.
 	LastRxReport uint32 `json:"lastRxReport" expr:"lastRxReport"`
 	LastTxReport uint32 `json:"lastTxReport" expr:"lastTxReport"`
 	// Flags is the ct_entry flag bitfield; FlagNames its names as
@@ -49,12 +62,18 @@ type CTEntry struct {
 	Flags     uint16   `json:"flags" expr:"flags"`
 	FlagNames []string `json:"flagNames" expr:"flagNames"`
 	// RevNAT is the service ID (rev_nat_index, network order in the map).
-	RevNAT           uint16 `json:"revNat" expr:"revNat"`
+	RevNAT uint16 `json:"revNat" expr:"revNat"`
+	// SourceSecurityID is src_sec_id, the security identity of the
+	// packet that made the entry (the sending endpoint's for OUT, the
+	// remote peer's for IN); 0 when unknown.
 	SourceSecurityID uint32 `json:"sourceSecurityId" expr:"sourceSecurityId"`
 	// BackendID is the second u64 of the union, exactly what cilium-dbg
 	// prints as BackendID= (meaningful on SVC entries).
 	BackendID uint64 `json:"backendId" expr:"backendId"`
-	NatPort   uint16 `json:"natPort" expr:"natPort"`
+	// NatPort is nat_port, the port that goes with NatAddr on the
+	// OUT/IN entries of NodePort connections that carry one (DSR: the
+	// service port replies are translated back to); 0 when none.
+	NatPort uint16 `json:"natPort" expr:"natPort"`
 	// NatAddr is nat_addr.p4 (bytes 12..15 of the union) for OUT/IN entries
 	// that carry one (NodePort wildcard services); "" when zero. cilium-dbg
 	// does not print it.

@@ -11,18 +11,23 @@ import (
 type IPCacheEntry struct {
 	// Prefix as cilium-dbg prints it: "10.42.0.17/32", with "@<cluster>"
 	// when ClusterID is not 0 (cmtypes.PrefixCluster.String).
-	Prefix    string `json:"prefix" expr:"prefix"`
+	Prefix string `json:"prefix" expr:"prefix"`
+	// IP is the prefix's address ("10.42.0.17"), PrefixLen its length
+	// in bits (32 for one IPv4 address).
 	IP        string `json:"ip" expr:"ip"`
 	PrefixLen int    `json:"prefixLen" expr:"prefixLen"`
 	// Family is "IPv4" or "IPv6".
-	Family    string `json:"family" expr:"family"`
+	Family string `json:"family" expr:"family"`
+	// ClusterID is the cluster (Cluster Mesh) the prefix belongs to; 0
+	// for this cluster.
 	ClusterID uint16 `json:"clusterId" expr:"clusterId"`
 	// Identity is the security identity of the prefix.
 	Identity uint32 `json:"identity" expr:"identity"`
 	// TunnelEndpoint is the node to tunnel to, "0.0.0.0" when none (as
 	// cilium-dbg prints it).
 	TunnelEndpoint string `json:"tunnelEndpoint" expr:"tunnelEndpoint"`
-	// EncryptKey is the IPsec key index.
+	// EncryptKey is the IPsec key index traffic to the prefix is
+	// encrypted with; 0 when not encrypted.
 	EncryptKey uint8 `json:"encryptKey" expr:"encryptKey"`
 	// Flags is the raw flag byte; FlagNames its names (skiptunnel,
 	// hastunnel, ipv6tunnel, remotecluster); FlagsText as cilium-dbg
@@ -77,7 +82,7 @@ func SortIPCache(es IPCacheEntries) {
 }
 
 // Find returns the entry with exactly this prefix ("10.0.0.0/8", or a bare
-// IP meaning /32 or /128), or nil.
+// IP meaning /32 or /128), or null.
 func (es IPCacheEntries) Find(prefix string) *IPCacheEntry {
 	p, err := parsePrefix(prefix)
 	if err != nil {
@@ -92,7 +97,7 @@ func (es IPCacheEntries) Find(prefix string) *IPCacheEntry {
 }
 
 // Lookup returns the longest prefix (cluster 0) containing ip, as the
-// datapath would find it, or nil.
+// datapath would find it, or null.
 func (es IPCacheEntries) Lookup(ip string) *IPCacheEntry {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {

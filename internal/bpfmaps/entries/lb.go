@@ -13,7 +13,9 @@ import (
 type Frontend struct {
 	// Address as cilium-dbg prints it: "10.43.0.10:53/UDP", with "/i" for the
 	// internal scope (Service4Key.String without the slot).
-	Address  string `json:"address" expr:"address"`
+	Address string `json:"address" expr:"address"`
+	// IP, Port and Protocol are the frontend's address, port and
+	// protocol (TCP, UDP, ANY, ...) from lb4_key.
 	IP       string `json:"ip" expr:"ip"`
 	Port     uint16 `json:"port" expr:"port"`
 	Protocol string `json:"protocol" expr:"protocol"`
@@ -35,27 +37,38 @@ type Frontend struct {
 	Type      string   `json:"type" expr:"type"`
 	FlagNames []string `json:"flagNames" expr:"flagNames"`
 	FlagsText string   `json:"flagsText" expr:"flagsText"`
-	// From the slot-0 union: LB algorithm and session affinity timeout, or
-	// the L7 LB proxy port when the l7-load-balancer flag is set.
+	// LBAlgorithm and AffinityTimeout come from the slot-0 union:
+	// the service's own algorithm ("random", "maglev", or "undef" when
+	// it follows the agent's default) and its session affinity timeout
+	// in seconds (0 without sessionAffinity). Both are "" and 0 when the
+	// l7-load-balancer flag is set: the union holds L7ProxyPort then.
 	LBAlgorithm     string `json:"lbAlgorithm" expr:"lbAlgorithm"`
 	AffinityTimeout uint32 `json:"affinityTimeout" expr:"affinityTimeout"`
-	L7ProxyPort     uint16 `json:"l7ProxyPort" expr:"l7ProxyPort"`
+	// L7ProxyPort is the port of the L7 proxy (Envoy) the service's
+	// traffic is redirected to, when the l7-load-balancer flag is set;
+	// 0 otherwise.
+	L7ProxyPort uint16 `json:"l7ProxyPort" expr:"l7ProxyPort"`
 	// HasMaster is false when backend slots exist without a slot 0 (seen
 	// only transiently while Cilium rewrites a service).
 	HasMaster bool `json:"hasMaster" expr:"hasMaster"`
-	// Slots in slot order, slot 0 first.
+	// Slots are the frontend's lb4_key entries in slot order, slot 0
+	// first (with its backends resolved).
 	Slots []Slot `json:"slots" expr:"slots"`
 }
 
 // Slot is one lb4_key/lb4_service entry of a frontend.
 type Slot struct {
+	// Slot is the slot number, lb4_key.backend_slot: 0 for the service
+	// entry, 1..N for backends.
 	Slot int `json:"slot" expr:"slot"`
 	// BackendID is lb4_service.backend_id (0 in slot 0, where the union
 	// holds the algorithm/timeout or proxy port instead).
 	BackendID uint32 `json:"backendId" expr:"backendId"`
 	// Backend is the backend's ip:port from cilium_lb4_backends_v3,
 	// "0.0.0.0:0" for slot 0 and "" when the backend ID is not in the map.
-	Backend  string `json:"backend" expr:"backend"`
+	Backend string `json:"backend" expr:"backend"`
+	// Protocol is the backend's protocol from the backends map (TCP,
+	// UDP, ...); "" for slot 0 and when the backend ID is not there.
 	Protocol string `json:"protocol" expr:"protocol"`
 	// State is the backend state from the backends map (active,
 	// terminating, quarantined, maintenance); "" for slot 0 / not found.
@@ -63,8 +76,10 @@ type Slot struct {
 	// Found reports whether the backend ID resolved (always true for slot 0).
 	Found bool `json:"found" expr:"found"`
 	// Quarantined is the slot's own quarantined flag (flags2 bit 6).
-	Quarantined bool   `json:"quarantined" expr:"quarantined"`
-	RevNATID    uint16 `json:"revNatId" expr:"revNatId"`
+	Quarantined bool `json:"quarantined" expr:"quarantined"`
+	// RevNATID is the slot's lb4_service.rev_nat_index, the service ID
+	// (the same in every slot of a frontend).
+	RevNATID uint16 `json:"revNatId" expr:"revNatId"`
 	// Text is the value cilium-dbg `bpf lb list` prints for this slot,
 	// byte for byte (bpf_lb_list.go dumpSVC), including the trailing space
 	// of slot-0 rows without an L7 proxy port.
@@ -110,7 +125,7 @@ func (f Frontend) HasBackend(addr string) bool {
 // scope.
 type Frontends []Frontend
 
-// Find returns the frontend with the given address, or nil. addr is
+// Find returns the frontend with the given address, or null. addr is
 // "ip:port/PROTO" with an optional "/i" for the internal scope (the form
 // cilium-dbg prints); "ip:port" without protocol matches the first
 // frontend on that ip:port, preferring the external scope.
@@ -175,22 +190,33 @@ func (fs Frontends) LBList() map[string][]string {
 
 // Backend is one entry of cilium_lb4_backends_v3.
 type Backend struct {
+	// ID is the backend's ID, the map's key, which service slots
+	// (Slot.BackendID) and SVC conntrack entries name.
 	ID uint32 `json:"id" expr:"id"`
-	// Address is ip:port.
-	Address   string `json:"address" expr:"address"`
-	IP        string `json:"ip" expr:"ip"`
-	Port      uint16 `json:"port" expr:"port"`
-	Protocol  string `json:"protocol" expr:"protocol"`
-	State     string `json:"state" expr:"state"`
-	Flags     uint8  `json:"flags" expr:"flags"`
+	// Address is the backend's ip:port ("10.42.0.21:8080"), as
+	// Slot.Backend names it.
+	Address string `json:"address" expr:"address"`
+	// IP, Port and Protocol are the backend's address, port and
+	// protocol (TCP, UDP, ...).
+	IP       string `json:"ip" expr:"ip"`
+	Port     uint16 `json:"port" expr:"port"`
+	Protocol string `json:"protocol" expr:"protocol"`
+	// State is active, terminating, quarantined or maintenance, decoded
+	// from Flags, the raw state byte (0..3).
+	State string `json:"state" expr:"state"`
+	Flags uint8  `json:"flags" expr:"flags"`
+	// ClusterID is the cluster (Cluster Mesh) the backend is in; 0 for
+	// this cluster.
 	ClusterID uint16 `json:"clusterId" expr:"clusterId"`
-	Zone      uint8  `json:"zone" expr:"zone"`
+	// Zone is the backend's zone as an index Cilium assigns to topology
+	// zone names; 0 when it has none.
+	Zone uint8 `json:"zone" expr:"zone"`
 }
 
 // Backends is the decoded backends map, sorted by ID.
 type Backends []Backend
 
-// ByID returns the backend with the given ID, or nil.
+// ByID returns the backend with the given ID, or null.
 func (bs Backends) ByID(id int) *Backend {
 	for i := range bs {
 		if int(bs[i].ID) == id {
@@ -211,14 +237,18 @@ func (bs Backends) Addresses() []string {
 
 // RevNAT is one entry of cilium_lb4_reverse_nat.
 type RevNAT struct {
-	ID      uint16 `json:"id" expr:"id"`
+	// ID is the service ID, the key that frontends' RevNATID and
+	// conntrack entries' RevNAT name.
+	ID uint16 `json:"id" expr:"id"`
+	// Address is the frontend's ip:port that replies from the service's
+	// backends are given as source.
 	Address string `json:"address" expr:"address"`
 }
 
 // RevNATs is the decoded reverse NAT map, sorted by ID.
 type RevNATs []RevNAT
 
-// ByID returns the entry with the given ID, or nil.
+// ByID returns the entry with the given ID, or null.
 func (rs RevNATs) ByID(id int) *RevNAT {
 	for i := range rs {
 		if int(rs[i].ID) == id {

@@ -7,6 +7,8 @@ import (
 // PolicyEntry is one entry of an endpoint's cilium_policy_v3_NNNNN map
 // (LPM trie keyed by identity, direction, protocol and port prefix).
 type PolicyEntry struct {
+	// EndpointID is the endpoint whose map holds the entry (the spec's
+	// endpoint, the map name's NNNNN).
 	EndpointID uint16 `json:"endpointId" expr:"endpointId"`
 	// Direction is "Ingress" or "Egress" (policy_key.egress bit,
 	// trafficdirection.String).
@@ -38,8 +40,13 @@ type PolicyEntry struct {
 	// "Unknown-auth-type-N"; AuthExplicit the has_explicit_auth_type bit.
 	AuthType     string `json:"authType" expr:"authType"`
 	AuthExplicit bool   `json:"authExplicit" expr:"authExplicit"`
-	Precedence   uint32 `json:"precedence" expr:"precedence"`
-	Cookie       uint32 `json:"cookie" expr:"cookie"`
+	// Precedence orders entries that match the same packet: the higher
+	// wins (derived from the rules' priorities).
+	Precedence uint32 `json:"precedence" expr:"precedence"`
+	// Cookie is the policy log cookie the datapath passes up with a
+	// policy verdict for this entry (it names the rule's log text in
+	// the agent); 0 when the rule has none.
+	Cookie uint32 `json:"cookie" expr:"cookie"`
 	// Valid is false when the value's lpm_prefix_length disagrees with the
 	// key's prefix length (Cilium's PolicyEntry.IsValid); the agent
 	// rewrites such entries.

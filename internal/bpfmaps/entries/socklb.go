@@ -61,17 +61,22 @@ func (as Affinities) Backends() []string {
 // socket's backend address stands for, so that getpeername() and
 // recvfrom() answer with the service's address instead of the backend's.
 type SockRevNAT struct {
-	// Cookie is the socket's cookie.
+	// Cookie is the socket's cookie (the kernel's SO_COOKIE), part of
+	// the key.
 	Cookie uint64 `json:"cookie" expr:"cookie"`
 	// Backend is the ip:port the socket is really connected to (key).
-	Backend     string `json:"backend" expr:"backend"`
+	Backend string `json:"backend" expr:"backend"`
+	// BackendIP and BackendPort are Backend split into address and
+	// port.
 	BackendIP   string `json:"backendIp" expr:"backendIp"`
 	BackendPort uint16 `json:"backendPort" expr:"backendPort"`
 	// Frontend is the service ip:port the application asked for (value).
-	Frontend     string `json:"frontend" expr:"frontend"`
+	Frontend string `json:"frontend" expr:"frontend"`
+	// FrontendIP and FrontendPort are Frontend split into address and
+	// port.
 	FrontendIP   string `json:"frontendIp" expr:"frontendIp"`
 	FrontendPort uint16 `json:"frontendPort" expr:"frontendPort"`
-	// RevNATID is the service's ID.
+	// RevNATID is the service's ID (its rev_nat_index).
 	RevNATID uint16 `json:"revNatId" expr:"revNatId"`
 }
 

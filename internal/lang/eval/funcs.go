@@ -90,8 +90,8 @@ func plainType(t reflect.Type) string {
 
 // HostPort is an address split into host and numeric port.
 type HostPort struct {
-	Host string `json:"host" expr:"host"`
-	Port int    `json:"port" expr:"port"`
+	Host string `json:"host" expr:"host"` // the address, without IPv6's brackets ("fd00::1")
+	Port int    `json:"port" expr:"port"` // the port as a number (8080)
 }
 
 // Unary builds a typed one-argument Function from a Go function.

@@ -288,6 +288,28 @@ func specSchema(t reflect.Type) *obj {
 // FileName is the name the schema is installed under.
 const FileName = "playbook.schema.json"
 
+// Modeline is the first line a playbook in playbooksDir puts on its
+// first line to use the schema installed at schemaPath: yaml-language-server
+// reads the path of its $schema relative to the playbook's own directory,
+// so it is schemaPath relative to playbooksDir (both made absolute from
+// the working directory), in slashes; absolute when there is no relative
+// path between them (another Windows volume).
+func Modeline(playbooksDir, schemaPath string) (string, error) {
+	from, err := filepath.Abs(playbooksDir)
+	if err != nil {
+		return "", err
+	}
+	to, err := filepath.Abs(schemaPath)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(from, to)
+	if err != nil {
+		rel = to
+	}
+	return "# yaml-language-server: $schema=" + filepath.ToSlash(rel), nil
+}
+
 // Install writes the schema into dir (made if missing) as FileName, for a
 // lab repository whose playbooks point at it (docs/commands.md says how), and
 // returns the file's path. It replaces the file atomically, so an editor

@@ -181,3 +181,27 @@ func TestInstall(t *testing.T) {
 		t.Error("installing under a file did not fail")
 	}
 }
+
+// The modeline is the schema's path as the language server reads it:
+// relative to the directory of the playbook it opens. A playbook beside
+// the schema's directory is not one folder below it (`labrun schema
+// --install .labrun` at a lab repository's top, its playbooks there too).
+func TestModeline(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	for _, c := range []struct{ playbooks, schema, want string }{
+		{root, filepath.Join(root, ".labrun", FileName), ".labrun/playbook.schema.json"},
+		{".", ".labrun/" + FileName, ".labrun/playbook.schema.json"},
+		{filepath.Join(root, "playbooks"), filepath.Join(root, ".labrun", FileName), "../.labrun/playbook.schema.json"},
+		{"labs/policy", "schemas/" + FileName, "../../schemas/playbook.schema.json"},
+		{"labs", filepath.Join(root, "labs", FileName), FileName},
+	} {
+		got, err := Modeline(c.playbooks, c.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "# yaml-language-server: $schema=" + c.want; got != want {
+			t.Errorf("Modeline(%s, %s) = %q, want %q", c.playbooks, c.schema, got, want)
+		}
+	}
+}

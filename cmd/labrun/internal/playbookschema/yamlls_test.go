@@ -289,12 +289,19 @@ func (c *lspClient) complete(path string, line, char int) []string {
 
 // lab lays out a lab repository as docs/commands.md tells authors to: the
 // schema installed with `labrun schema --install`, playbooks pointing at it.
+// The modeline is the one labrun schema --install prints for the
+// playbooks' directory.
 func lab(t *testing.T) (dir, modeline string) {
 	dir = t.TempDir()
-	if _, err := Install(filepath.Join(dir, ".labrun")); err != nil {
+	path, err := Install(filepath.Join(dir, ".labrun"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	return dir, "# yaml-language-server: $schema=../.labrun/playbook.schema.json\n"
+	modeline, err = Modeline(filepath.Join(dir, "playbooks"), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, modeline + "\n"
 }
 
 func messages(ds []lspDiagnostic) string {

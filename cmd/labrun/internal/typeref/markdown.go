@@ -14,7 +14,9 @@ func (r *Reference) Markdown() []byte {
 	b.WriteString("`result`), each parser's result, and the types they hold, with every field\n")
 	b.WriteString("(read as `.name`) and method (called as `.Name(args)`). It is generated from\n")
 	b.WriteString("the Go types `labrun validate` type-checks expressions against; `labrun\n")
-	b.WriteString("types [NAME]` prints the same, `labrun parse --fields KIND` one parser's.\n\n")
+	b.WriteString("types [NAME]` prints the same, `labrun parse --fields KIND` one parser's.\n")
+	b.WriteString("A field typed `X or null` can be null (a value the source did not print,\n")
+	b.WriteString("an object that is not there); its description says when.\n\n")
 	b.WriteString("## Actions\n\n| action | result | what it does |\n|---|---|---|\n")
 	for _, a := range r.Actions {
 		t := "fields named by its spec, each typed by its value"
@@ -46,7 +48,11 @@ func (r *Reference) Markdown() []byte {
 		if len(t.Fields) > 0 {
 			b.WriteString("\n| field | type | |\n|---|---|---|\n")
 			for _, f := range t.Fields {
-				fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, linkList(f.Type), cell(f.Doc))
+				t := linkList(f.Type)
+				if f.Null {
+					t += " or null"
+				}
+				fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, t, cell(f.Doc))
 			}
 		}
 		if len(t.Methods) > 0 {

@@ -25,7 +25,21 @@ import (
 type Field struct {
 	Name string // as expressions spell it (the expr tag)
 	Type string // in the reference's words: string, list of Frontend, ...
+	// Null is whether the field can be null: its Go type is a pointer
+	// (nil is null to expressions), or it is tagged nullable:"true" (an
+	// any, map or list that is left nil when there is nothing to put in
+	// it). Its doc says when.
+	Null bool
 	Doc  string
+}
+
+// TypeText is the field's type as the reference prints it: "int or null"
+// for a nullable field.
+func (f Field) TypeText() string {
+	if f.Null {
+		return f.Type + " or null"
+	}
+	return f.Type
 }
 
 // Method is one method an expression calls with .Name(args).
@@ -108,7 +122,8 @@ func Build(funcs []eval.Function, docs map[string]string) *Reference {
 		if t.Kind() == reflect.Struct {
 			rt.Kind = "object"
 			for _, f := range eval.ExprFieldList(t) {
-				rt.Fields = append(rt.Fields, Field{Name: f.Name, Type: b.typeName(f.Type), Doc: docs[key(f.Owner, f.GoName)]})
+				rt.Fields = append(rt.Fields, Field{Name: f.Name, Type: b.typeName(f.Type), Null: nullable(f.Owner, f.GoName),
+					Doc: docs[key(f.Owner, f.GoName)]})
 			}
 		} else {
 			rt.Kind = b.typeName(reflect.SliceOf(t.Elem()))
@@ -139,6 +154,13 @@ type builder struct {
 }
 
 var timeType, durationType = reflect.TypeOf(time.Time{}), reflect.TypeOf(time.Duration(0))
+
+// nullable is whether field name of struct owner can hold null: a pointer,
+// or a field tagged nullable:"true".
+func nullable(owner reflect.Type, name string) bool {
+	f, _ := owner.FieldByName(name)
+	return f.Type.Kind() == reflect.Pointer || f.Tag.Get("nullable") == "true"
+}
 
 func deref(t reflect.Type) reflect.Type {
 	for t.Kind() == reflect.Pointer {
@@ -211,7 +233,9 @@ func (b *builder) nameTypes() {
 	}
 }
 
-// typeName renders a type the way playbook authors read it.
+// typeName renders a type the way playbook authors read it. A pointer at
+// the top is left to the caller (a field's Null, a method's result); one
+// inside a list or map is "(X or null)".
 func (b *builder) typeName(t reflect.Type) string {
 	t = deref(t)
 	if n, ok := b.names[t]; ok {
@@ -225,9 +249,9 @@ func (b *builder) typeName(t reflect.Type) string {
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		return "list of " + b.typeName(t.Elem())
+		return "list of " + b.elemName(t.Elem())
 	case reflect.Map:
-		return "map of " + b.typeName(t.Elem())
+		return "map of " + b.elemName(t.Elem())
 	case reflect.Interface:
 		return "any"
 	case reflect.Struct:
@@ -236,16 +260,34 @@ func (b *builder) typeName(t reflect.Type) string {
 	return t.Kind().String()
 }
 
+// elemName is typeName of a list's or map's element, "(X or null)" when
+// it is a pointer.
+func (b *builder) elemName(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		return "(" + b.typeName(t) + " or null)"
+	}
+	return b.typeName(t)
+}
+
+// resultName is typeName of a method's parameter or result: "X or null"
+// for a pointer, which a method returns when it finds nothing.
+func (b *builder) resultName(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		return b.typeName(t) + " or null"
+	}
+	return b.typeName(t)
+}
+
 // signature renders a method's parameters and result, without the
 // receiver and the error result expressions never see.
 func (b *builder) signature(ft reflect.Type) string {
 	var in, out []string
 	for i := 1; i < ft.NumIn(); i++ {
-		in = append(in, b.typeName(ft.In(i)))
+		in = append(in, b.resultName(ft.In(i)))
 	}
 	for i := 0; i < ft.NumOut(); i++ {
 		if ft.Out(i).String() != "error" {
-			out = append(out, b.typeName(ft.Out(i)))
+			out = append(out, b.resultName(ft.Out(i)))
 		}
 	}
 	s := "(" + strings.Join(in, ", ") + ")"
@@ -293,7 +335,7 @@ func (t *Type) String() string {
 			w = max(w, len(f.Name))
 		}
 		for _, f := range t.Fields {
-			fmt.Fprintf(&b, "\n    %-*s  %s", w, f.Name, f.Type)
+			fmt.Fprintf(&b, "\n    %-*s  %s", w, f.Name, f.TypeText())
 			if f.Doc != "" {
 				fmt.Fprintf(&b, "\n    %-*s  %s", w, "", f.Doc)
 			}

@@ -11,6 +11,8 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -217,12 +219,87 @@ func TestReferenceCoversResults(t *testing.T) {
 	for _, m := range fs.Methods {
 		if m.Name == "Find" {
 			found = true
-			if m.Sig != "(string) Frontend" || m.Doc == "" {
+			if m.Sig != "(string) Frontend or null" || m.Doc == "" {
 				t.Errorf("Frontends.Find: %+v", m)
 			}
 		}
 	}
 	if !found {
 		t.Error("Frontends has no method Find")
+	}
+}
+
+// Every type, field and method of the reference says what it is: a row
+// without a description leaves the author to guess what a value means
+// (bpfmap's map is the spec's name for the map, not the pinned map's).
+// A field that can be null says when; and the docs speak the expression
+// language's word, null, not Go's nil.
+func TestEveryEntryHasADescription(t *testing.T) {
+	ref := Load(runner.DefaultFunctions())
+	nilWord := regexp.MustCompile(`\bnil\b`)
+	check := func(what, doc string) {
+		t.Helper()
+		switch {
+		case doc == "":
+			t.Errorf("%s has no description: write its doc comment, then make reference", what)
+		case nilWord.MatchString(doc):
+			t.Errorf("%s: its description says nil; an expression sees null: %s", what, doc)
+		}
+	}
+	for _, typ := range ref.Types {
+		check("type "+typ.Name, typ.Doc)
+		for _, f := range typ.Fields {
+			check(typ.Name+"."+f.Name, f.Doc)
+			if f.Null && !strings.Contains(f.Doc, "null") {
+				t.Errorf("%s.%s is %s, and its description does not say when it is null: %s", typ.Name, f.Name, f.TypeText(), f.Doc)
+			}
+		}
+		for _, m := range typ.Methods {
+			check(typ.Name+"."+m.Name+"()", m.Doc)
+		}
+	}
+}
+
+// A field that can be null shows it, in labrun types and in the reference:
+// a pointer (the endpoint's identity), and a field tagged nullable.
+func TestNullableFieldsShowNull(t *testing.T) {
+	type inner struct {
+		A int `expr:"a"`
+	}
+	type sample struct {
+		Plain    int            `expr:"plain"`
+		Pointer  *int           `expr:"pointer"`
+		Tagged   map[string]any `expr:"tagged" nullable:"true"`
+		Elements []*inner       `expr:"elements"`
+	}
+	b := &builder{seen: map[reflect.Type]bool{}}
+	st := reflect.TypeOf(sample{})
+	b.walk(st)
+	b.nameTypes()
+	var got []string
+	for _, name := range []string{"Plain", "Pointer", "Tagged", "Elements"} {
+		f, _ := st.FieldByName(name)
+		got = append(got, Field{Type: b.typeName(f.Type), Null: nullable(st, name)}.TypeText())
+	}
+	want := []string{"int", "int or null", "map of any or null", "list of (inner or null)"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("types: %q, want %q", got, want)
+	}
+
+	ref := Load(runner.DefaultFunctions())
+	ep, ok := ref.Type("Endpoint")
+	if !ok {
+		t.Fatal("no type Endpoint")
+	}
+	for _, f := range ep.Fields {
+		if f.Name == "identity" && f.TypeText() != "int or null" {
+			t.Errorf("Endpoint.identity is %q, want int or null", f.TypeText())
+		}
+	}
+	if !strings.Contains(ep.String(), "\n    identity        int or null\n") {
+		t.Errorf("labrun types Endpoint does not show identity as int or null:\n%s", ep)
+	}
+	if md := string(ref.Markdown()); !strings.Contains(md, "| `identity` | int or null | ") {
+		t.Error("docs/reference.md does not show Endpoint.identity as int or null")
 	}
 }
