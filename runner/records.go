@@ -9,8 +9,14 @@ import (
 )
 
 // zero is the result later steps see for a step that did not run: zero
-// values, or for a step with loop an empty list.
+// values, or for a step with loop an empty list; nil for a step the run's
+// mode never runs (only, a when that holds in the other mode alone, a
+// change of the system in check), which validate lets expressions read
+// only behind a guard (modereads.go).
 func (r *Runner) zero(s *StepPlan) any {
+	if !s.RunsIn(modeOf(r.Runtime.Mode)) {
+		return nil
+	}
 	if s.Loop != nil {
 		return reflect.MakeSlice(s.Result, 0, 0).Interface()
 	}
