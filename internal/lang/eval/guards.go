@@ -126,13 +126,47 @@ func (x *Expr) UnguardedReads(mode string, known Guard, missing func(id string) 
 	w.walk(tree.Node, known, false)
 	out := make([]StepRead, 0, len(w.reads))
 	for _, r := range w.reads {
-		p := x.Pos
-		if loc := r.loc; loc.From > 0 && p.Line > 0 {
-			p.Col += utf8.RuneCountInString(x.Src[:min(loc.From, len(x.Src))])
-		}
-		out = append(out, StepRead{Step: r.step, Pos: p, Field: r.field, Define: defines[r.loc]})
+		out = append(out, StepRead{Step: r.step, Pos: x.posAt(r.loc), Field: r.field, Define: defines[r.loc]})
 	}
 	return out
+}
+
+// ReadPos is where x first reads step id's result as steps.ID; x's own
+// place when it reads it only by a computed name.
+func (x *Expr) ReadPos(id string) diag.Pos {
+	tree, _, err := x.guardTree()
+	if err != nil {
+		return x.Pos
+	}
+	f := &firstRead{id: id}
+	ast.Walk(&tree.Node, f)
+	if f.at == nil {
+		return x.Pos
+	}
+	return x.posAt(f.at.Location())
+}
+
+// firstRead finds the first steps.ID in the order written (ast.Walk
+// visits children left to right).
+type firstRead struct {
+	id string
+	at *ast.IdentifierNode
+}
+
+func (f *firstRead) Visit(n *ast.Node) {
+	if id, at, ok := stepRead(*n); ok && id == f.id && f.at == nil {
+		f.at = at
+	}
+}
+
+// posAt is the file position of loc in x's source, counted as checkRefs
+// counts it.
+func (x *Expr) posAt(loc file.Location) diag.Pos {
+	p := x.Pos
+	if loc.From > 0 && p.Line > 0 {
+		p.Col += utf8.RuneCountInString(x.Src[:min(loc.From, len(x.Src))])
+	}
+	return p
 }
 
 // readsAny reports whether x reads a step missing names, so that only the
