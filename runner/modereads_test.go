@@ -238,3 +238,26 @@ func TestMissingResultIsNil(t *testing.T) {
 		}
 	}
 }
+
+// labrun eval reads a solve's journal: a step the solve skipped by its
+// when reads as zero values there, as it did in the solve, though it
+// changes the system (which check never runs).
+func TestRecordedReadsAsTheSolve(t *testing.T) {
+	src := `name: m
+vars: {out: /tmp/unused}
+outputDir: ${{ vars.out }}
+steps:
+  - id: made
+    when: vars.out == ""
+    run: {argv: [echo, made], mutates: true}
+`
+	out := "out=" + t.TempDir()
+	solve(t, src, out)
+	rc, err := OpenRecorded(compile(t, src, out), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := rc.Eval(`steps.made != nil && steps.made.stdout == ""`); err != nil || v != true {
+		t.Errorf("eval = %v, %v; want true", v, err)
+	}
+}

@@ -14,13 +14,22 @@ import (
 // change of the system in check), which validate lets expressions read
 // only behind a guard (modereads.go).
 func (r *Runner) zero(s *StepPlan) any {
-	if !s.RunsIn(modeOf(r.Runtime.Mode)) {
+	if !s.RunsIn(r.mode()) {
 		return nil
 	}
 	if s.Loop != nil {
 		return reflect.MakeSlice(s.Result, 0, 0).Interface()
 	}
 	return reflect.New(s.Result).Interface()
+}
+
+// mode is the mode the run's expressions see: eval.ModeSolve or
+// eval.ModeCheck.
+func (r *Runner) mode() string {
+	if r.exprMode != "" {
+		return r.exprMode
+	}
+	return modeOf(r.Runtime.Mode)
 }
 
 // newRecord starts the record of step s.
