@@ -173,7 +173,7 @@ func (x *Expr) posAt(loc file.Location) diag.Pos {
 // few expressions that do are parsed again.
 func (x *Expr) readsAny(missing func(id string) bool) bool {
 	for _, r := range x.Refs {
-		if len(r) > len(RootSteps)+1 && r[:len(RootSteps)+1] == RootSteps+"." && missing(r[len(RootSteps)+1:]) {
+		if id, ok := strings.CutPrefix(r, RootSteps+"."); ok && missing(id) {
 			return true
 		}
 	}
