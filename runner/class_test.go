@@ -240,8 +240,8 @@ func TestClassOfParallelStep(t *testing.T) {
 
 // An expression that cannot be evaluated because it reads a step that
 // failed (the Service a learner has not made yet) takes that step's
-// class and names it: a lab not done is a wrong answer, not a broken lab.
-// One that reads no failed step is the playbook's fault.
+// class and its failure for message: a lab not done is a wrong answer,
+// not a broken lab. One that reads no failed step is the playbook's fault.
 func TestExpressionReadingAFailedStep(t *testing.T) {
 	src := `name: t
 vars: {ns: lab, n: three}
@@ -276,12 +276,13 @@ steps:
 	} {
 		o := runWith(t, src, actions.Check, tc.cluster, true)
 		want := map[string]Class{"web": tc.want, "probe": tc.want, "gated": tc.want, "typo": ClassConfig}
+		cause := "steps.web (line 8) failed: " + o.Steps[0].FirstReason()
 		for _, s := range o.Steps {
 			if s.Status != Failed || s.Class != want[s.ID] {
 				t.Errorf("%s: step %s %s (%s), want failed (%s): %s", tc.name, s.ID, s.Status, s.Class, want[s.ID], s.Error)
 			}
-			if (s.ID == "probe" || s.ID == "gated") && !strings.Contains(s.Error, "it reads step web, which failed") {
-				t.Errorf("%s: step %s does not name its cause: %s", tc.name, s.ID, s.Error)
+			if (s.ID == "probe" || s.ID == "gated") && !strings.HasSuffix(s.Error, cause) {
+				t.Errorf("%s: step %s: %s\nwant its cause: %s", tc.name, s.ID, s.Error, cause)
 			}
 		}
 	}

@@ -81,6 +81,7 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 		c.step(i, s)
 	}
 	c.linkBranches()
+	c.missingReads()
 	c.errs = append(c.errs, c.ec.CheckDefines()...)
 	if len(c.errs) > 0 {
 		return nil, c.errs.Sort()

@@ -62,6 +62,9 @@ func (c *compiler) step(index int, s *syntax.Step) {
 		ctx := c.context(index, s, nil, reflect.Bool)
 		ctx.Item = nil
 		sp.When = c.condition(s.When, ctx)
+		if sp.When != nil {
+			sp.whenGuard = sp.When.Implies()
+		}
 	}
 	c.until(index, s, sp, result)
 	if s.Timeout.Set {

@@ -60,7 +60,10 @@ type StepPlan struct {
 	Action *actions.Info // nil for an assert-only step
 	Spec   *eval.Value
 	When   *eval.Expr
-	Until  *eval.Expr
+	// whenGuard is what holds wherever When is true (a test of mode
+	// in it, a test that a step has a result), for RunsIn.
+	whenGuard eval.Guard
+	Until     *eval.Expr
 	// FailWhen, with Until, ends the wait as a failure when it holds.
 	FailWhen *AssertPlan
 	// Loop, when set, gives the list the action runs once per item of;

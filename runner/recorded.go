@@ -34,8 +34,10 @@ func OpenRecorded(p *Plan, getenv func(string) string) (*Recorded, error) {
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}
-	// the journal is a solve's (check keeps none): mode reads as it did
+	// the journal is a solve's (check keeps none): mode reads as it did,
+	// and a step it lacks reads as in a solve (Runner.zero)
 	r.env.SetMode(eval.ModeSolve)
+	r.exprMode = eval.ModeSolve
 	if r.Runtime.Out == nil {
 		return nil, errors.New("the playbook declares no outputDir, so no run of it kept a journal")
 	}

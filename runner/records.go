@@ -9,12 +9,27 @@ import (
 )
 
 // zero is the result later steps see for a step that did not run: zero
-// values, or for a step with loop an empty list.
+// values, or for a step with loop an empty list; nil for a step the run's
+// mode never runs (only, a when that holds in the other mode alone, a
+// change of the system in check), which validate lets expressions read
+// only behind a guard (modereads.go).
 func (r *Runner) zero(s *StepPlan) any {
+	if !s.RunsIn(r.mode()) {
+		return nil
+	}
 	if s.Loop != nil {
 		return reflect.MakeSlice(s.Result, 0, 0).Interface()
 	}
 	return reflect.New(s.Result).Interface()
+}
+
+// mode is the mode the run's expressions see: eval.ModeSolve or
+// eval.ModeCheck.
+func (r *Runner) mode() string {
+	if r.exprMode != "" {
+		return r.exprMode
+	}
+	return modeOf(r.Runtime.Mode)
 }
 
 // newRecord starts the record of step s.

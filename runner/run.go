@@ -72,6 +72,9 @@ type Runner struct {
 	// failed are the steps that failed so far, for the class of an
 	// expression that reads one (exprError)
 	failed failures
+	// exprMode, when set, is the mode expressions see instead of the
+	// runtime's (labrun eval reads a solve's journal in check's runtime)
+	exprMode string
 }
 
 // Run executes every step, then the finally steps. It returns the outcome

@@ -229,15 +229,21 @@ func (r *Runner) checkAsserts(rec *StepRecord, s *StepPlan, env *eval.Env, item 
 			continue
 		}
 		ar := AssertRecord{That: a.That.Src, Item: item, Message: a.Message, Hint: a.Hint, Passed: true}
+		class := ClassAssertion
 		ok, err := a.That.EvalBool(env)
 		if err != nil {
+			if failed := r.failed.readFailed(a.That); failed != nil && !a.That.WholeSteps {
+				// it reads a step that failed: that failure, not
+				// what the condition made of the step's empty result
+				err, class = failed, classOf(failed)
+			}
 			ar.Passed, ar.Error = false, err.Error()
 		} else if !ok {
 			ar.Passed = false
 			ar.Operands = a.That.Explain(env)
 		}
 		if !ar.Passed {
-			rec.failWith(ClassAssertion)
+			rec.failWith(class)
 			all = false
 		}
 		rec.Assertions = append(rec.Assertions, ar)

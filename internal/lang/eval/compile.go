@@ -6,7 +6,9 @@
 // anything runs; its bytecode is made when it first runs.
 //
 // One file per job: compile.go checks expressions against the declared
-// layout, refs.go checks what they read, shape.go lets an expression take
+// layout, refs.go checks what they read, guards.go finds the reads of a
+// step's result that no guard covers (for a step a mode never runs),
+// shape.go lets an expression take
 // the check of another that differs only in the steps it names, and
 // program.go makes a checked tree's bytecode; template.go splits ${{ }}
 // templates; value.go builds an action's spec into a Value, check.go checks

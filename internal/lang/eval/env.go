@@ -234,9 +234,16 @@ func adapt(v reflect.Value, t reflect.Type) reflect.Value {
 // RunError is an expression that failed on the values it read, at its
 // place in the playbook. It is a type of its own because a *diag.Error is
 // one that could not be compiled: bad input, where this is a failure.
-type RunError struct{ at *diag.Error }
+type RunError struct {
+	at *diag.Error
+	x  *Expr
+}
 
 func (e *RunError) Error() string { return e.at.Error() }
+
+// Expr is the expression that failed, so that the runner can tell a
+// failure of its own from one of a step it read.
+func (e *RunError) Expr() *Expr { return e.x }
 
 // Eval runs the expression.
 func (x *Expr) Eval(env *Env) (any, error) {
@@ -244,11 +251,11 @@ func (x *Expr) Eval(env *Env) (any, error) {
 	if err != nil {
 		// expr refused a tree its own checker accepted: not the
 		// author's doing, but this expression cannot run
-		return nil, &RunError{diag.Errorf(x.Pos, "expression %s could not be compiled: %v", quoteExpr(x.Src), FirstLine(err.Error()))}
+		return nil, &RunError{diag.Errorf(x.Pos, "expression %s could not be compiled: %v", quoteExpr(x.Src), FirstLine(err.Error())), x}
 	}
 	out, err := vm.Run(prog, env.root(x.envType).Interface())
 	if err != nil {
-		return nil, &RunError{diag.Errorf(x.Pos, "expression %s: %v", quoteExpr(x.Src), FirstLine(err.Error()))}
+		return nil, &RunError{diag.Errorf(x.Pos, "expression %s: %v", quoteExpr(x.Src), FirstLine(err.Error())), x}
 	}
 	return out, nil
 }
@@ -261,7 +268,7 @@ func (x *Expr) EvalBool(env *Env) (bool, error) {
 	}
 	b, ok := out.(bool)
 	if !ok {
-		return false, &RunError{diag.Errorf(x.Pos, "expression %s gave %s, expected true or false", quoteExpr(x.Src), Format(out))}
+		return false, &RunError{diag.Errorf(x.Pos, "expression %s gave %s, expected true or false", quoteExpr(x.Src), Format(out)), x}
 	}
 	return b, nil
 }

@@ -93,7 +93,7 @@ type Step struct {
 	Assert   []*Assertion `yaml:"assert" doc:"Conditions that must hold after the step; each may carry a message and a learner hint."`
 	Hint     Text         `yaml:"hint" doc:"Hint shown to the learner when this step fails."`
 	TaskRef  Text         `yaml:"task" doc:"Id of the task (declared under tasks) this step belongs to; on a parallel step, the task of each branch step that names none."`
-	Only     Text         `yaml:"only" doc:"solve or check: the step runs only when labrun solves the lab (labrun run), or only when it grades a learner's work (labrun check); in the other mode it is skipped and reads as zero values."`
+	Only     Text         `yaml:"only" doc:"solve or check: the step runs only when labrun solves the lab (labrun run), or only when it grades a learner's work (labrun check); in the other mode it is skipped and has no result (nil), which an expression that mode evaluates reads only behind a guard (mode == \"solve\" ? ... : ..., steps.ID?.field ?? default)."`
 
 	// Action is the name of the one action key of the step ("" for an
 	// assert-only step) and Spec its YAML value.
