@@ -73,6 +73,11 @@ func (c *Compiler) InScalar(pos diag.Pos, n *yaml.Node, start int) Where {
 func (c *Compiler) offsetPos(p diag.Pos, n *yaml.Node, off int) diag.Pos {
 	off = min(max(off, 0), len(n.Value))
 	lines := c.sources[p.File]
+	if n.Style == 0 && n.Line >= 1 && n.Line <= len(lines) && strings.HasPrefix(fromColumn(lines[n.Line-1], n.Column), n.Value[:off]) {
+		// the text up to off is on the scalar's first line, as written
+		p.Col += utf8.RuneCountInString(n.Value[:off])
+		return p
+	}
 	if n.Line >= 1 && n.Line <= len(lines) {
 		var line, col int
 		var ok bool
@@ -95,6 +100,18 @@ func (c *Compiler) offsetPos(p diag.Pos, n *yaml.Node, off int) diag.Pos {
 	}
 	p.Col += utf8.RuneCountInString(head)
 	return p
+}
+
+// fromColumn is line from column col (1-based, in characters) on.
+func fromColumn(line string, col int) string {
+	n := 1
+	for i := range line {
+		if n == col {
+			return line[i:]
+		}
+		n++
+	}
+	return ""
 }
 
 // blockPos maps off in a | or > scalar whose indicator is on line

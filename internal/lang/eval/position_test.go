@@ -138,3 +138,39 @@ func TestCompileErrorsInScalars(t *testing.T) {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Whatever the scalar, every offset of its value is placed on a line of
+// the file, and placing it does not panic.
+func FuzzScalarPositions(f *testing.F) {
+	for _, s := range []string{
+		"a: 'x''y\n\n  z'\n", "a: \"\\u00e9\\\n  b\\\"\"\n", "a: |+\n  x\n\n", "a: >-\n  x\n    y\n  z\n",
+		"a: b\n  c\n\n  d\n", "- \"a\tb\"\n", "a: |2\n   x\n", "a: \"\\x4\"\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		var doc yaml.Node
+		if yaml.Unmarshal([]byte(src), &doc) != nil {
+			return
+		}
+		// YAML breaks lines at \r too
+		lines := strings.Count(strings.ReplaceAll(src, "\r\n", "\n"), "\n") + strings.Count(strings.ReplaceAll(src, "\r\n", "\n"), "\r") + 1
+		c := NewCompiler(nil)
+		c.SetSource("f.yaml", []byte(src))
+		var walk func(n *yaml.Node)
+		walk = func(n *yaml.Node) {
+			if n.Kind == yaml.ScalarNode && n.Line <= lines { // yaml.v3 places an empty value past the end
+				at := c.InScalar(diag.Pos{File: "f.yaml", Line: n.Line, Col: n.Column}, n, 0)
+				for off := 0; off <= len(n.Value); off++ {
+					if p := at(off); p.Line < 1 || p.Line > lines || p.Col < 1 {
+						t.Fatalf("offset %d of %q is placed at %s", off, n.Value, p)
+					}
+				}
+			}
+			for _, m := range n.Content {
+				walk(m)
+			}
+		}
+		walk(&doc)
+	})
+}

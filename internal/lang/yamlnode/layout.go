@@ -13,7 +13,18 @@ import (
 
 // source is the text of a file a syntax error is in.
 type source struct {
-	data []byte
+	data   []byte
+	starts []int // the offset of each line
+}
+
+func newSource(data []byte) source {
+	starts := []int{0}
+	for i, b := range data {
+		if b == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return source{data: data, starts: starts}
 }
 
 // runeAt is the character at offset off, or 0 past the end.
@@ -41,6 +52,12 @@ func (s source) lineOf(off int) []byte {
 	return bytes.TrimRight(s.data[start:start+end], "\r")
 }
 
+// byteCol is offset off less the start of its line, at most the length
+// of the line without its line break.
+func (s source) byteCol(off int) int {
+	return min(max(off-s.startOf(off), 0), len(s.lineOf(off)))
+}
+
 // lineIndex is the index (from 0) of the line that holds offset off.
 func (s source) lineIndex(off int) int {
 	off = min(max(off, 0), len(s.data))
@@ -49,14 +66,17 @@ func (s source) lineIndex(off int) int {
 
 // line is the line of index k, without its line break.
 func (s source) line(k int) []byte {
-	return s.lineOf(lineStart(s.data, k+1))
+	if k < 0 || k >= len(s.starts) {
+		return nil
+	}
+	return s.lineOf(s.starts[k])
 }
 
 // word is the text at offset off a message names: a bracket or other
 // punctuation alone, else the run of characters up to a space.
 func (s source) word(off int) string {
 	line := s.lineOf(off)
-	i := off - s.startOf(off)
+	i := s.byteCol(off)
 	if i >= len(line) {
 		return "end of the file"
 	}

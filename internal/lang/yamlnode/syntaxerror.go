@@ -30,7 +30,7 @@ import (
 // file), into an error at the line and column of its cause.
 func SyntaxError(file string, data []byte, err error) *diag.Error {
 	reported, problem := splitYAMLError(err.Error())
-	off := locate(data, problem)
+	off := locate(data, problem, reported)
 	if off < 0 {
 		off = lineStart(data, reported)
 		off += len(data[off:]) - len(bytes.TrimLeft(data[off:], " "))
@@ -58,14 +58,18 @@ func splitYAMLError(msg string) (int, string) {
 
 // maxLocate bounds the text locate parses again: each try parses a
 // beginning of the text, and a file this large was not written by hand.
-const maxLocate = 1 << 20
+const maxLocate = 128 << 10
 
 // locate is the byte offset of the character at which yaml.v3 finds
 // problem in data: the end of the shortest beginning of data that fails
-// with the same problem. It finds the line first, then the character on
-// it, by halving; -1 when data is too large or the problem does not come
-// from a beginning (an error only the whole text has).
-func locate(data []byte, problem string) int {
+// with the same problem. It finds the line first, searching down from
+// the line yaml.v3 named (the problem is never above it: yaml.v3 names
+// the line where the token or block it was reading starts, counted from
+// 0 for a parser's error; the search starts two lines up to be safe),
+// then the character on it, by halving; -1 when
+// data is too large or the problem does not come from a beginning (an
+// error only the whole text has).
+func locate(data []byte, problem string, reported int) int {
 	if len(data) > maxLocate {
 		return -1
 	}
@@ -87,7 +91,19 @@ func locate(data []byte, problem string) int {
 	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
 		ends = append(ends, len(data))
 	}
-	lo, hi := 0, len(ends)-1 // the first line whose end fails is in [lo, hi]
+	// the first line whose end fails is in [lo, hi]: widen hi from the
+	// line yaml.v3 named until it fails, then halve
+	lo, hi := min(max(reported-2, 0), len(ends)-1), len(ends)-1
+	for step := 0; ; step = 2*step + 1 {
+		if lo+step >= hi {
+			break
+		}
+		if fails(ends[lo+step]) {
+			hi = lo + step
+			break
+		}
+		lo = lo + step + 1
+	}
 	for lo < hi {
 		mid := (lo + hi) / 2
 		if fails(ends[mid]) {
@@ -163,7 +179,7 @@ func lineCol(data []byte, off int) (int, int) {
 // explain words problem, found at offset off of data, and gives the
 // offset the message is about.
 func explain(data []byte, off int, problem string) (string, int) {
-	s := source{data: data}
+	s := newSource(data)
 	r := s.runeAt(off)
 	switch problem {
 	case "found character that cannot start any token":
@@ -244,7 +260,7 @@ var unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
 
 // tabMessage words a tab where YAML wants spaces.
 func tabMessage(s source, off int) string {
-	if strings.TrimLeft(string(s.lineOf(off)[:off-s.startOf(off)]), " \t") == "" {
+	if strings.TrimLeft(string(s.lineOf(off)[:s.byteCol(off)]), " \t") == "" {
 		return "a tab in indentation: YAML indents with spaces"
 	}
 	return "a tab where YAML expects a space: YAML indents and separates with spaces"
@@ -256,7 +272,7 @@ func tabMessage(s source, off int) string {
 // as more of that value.
 func colonMessage(s source, off int) string {
 	line := s.lineOf(off)
-	col := off - s.startOf(off)
+	col := utf8.RuneCount(line[:s.byteCol(off)])
 	if key, ok := plainValueKey(string(line)); ok && key < col {
 		return `this unquoted value holds ": ", which YAML reads as the start of another key; quote the value ('...' or "...") or write it as a block scalar (|)`
 	}
@@ -322,7 +338,7 @@ func colonAt(text string, from int) int {
 // key, or a list item without its "- ".
 func noColonMessage(s source, off int) (string, int) {
 	line := strings.TrimRight(string(s.lineOf(off)), "\r")
-	col := off - s.startOf(off)
+	col := s.byteCol(off)
 	if key, ok := strings.CutSuffix(strings.TrimRight(line, " "), ":"); ok || strings.Contains(line, ": ") {
 		if !ok {
 			key, _, _ = strings.Cut(line, ": ")
@@ -345,7 +361,7 @@ func noColonMessage(s source, off int) (string, int) {
 func misplaced(s source, off int, inList bool) string {
 	k := s.lineIndex(off)
 	line := s.line(k)
-	col := utf8.RuneCount(line[:off-s.startOf(off)])
+	col := utf8.RuneCount(line[:s.byteCol(off)])
 	first := s.levels(k)
 	if len(first) == 0 || first[0] != col && !slicesContains(first, col) {
 		return afterValue(s, off)

@@ -138,3 +138,23 @@ func TestSyntaxErrorPositions(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the text, a syntax error is placed on a line of it, with a
+// message, and placing it does not panic.
+func FuzzSyntaxError(f *testing.F) {
+	for _, tc := range syntaxCases {
+		f.Add(tc.src)
+	}
+	f.Add("a: \"é\r\n  b\r\n\tc: \"")
+	f.Fuzz(func(t *testing.T, src string) {
+		var n yaml.Node
+		err := yaml.Unmarshal([]byte(src), &n)
+		if err == nil {
+			return
+		}
+		e := SyntaxError("f.yaml", []byte(src), err)
+		if e.Msg == "" || e.Pos.Line < 1 || e.Pos.Col < 1 || e.Pos.Line > strings.Count(src, "\n")+1 {
+			t.Fatalf("%q: %v", src, e)
+		}
+	})
+}
