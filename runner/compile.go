@@ -14,7 +14,6 @@ import (
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/lang/syntax"
-	"gopkg.in/yaml.v3"
 )
 
 // Options changes how a playbook is compiled.
@@ -154,8 +153,8 @@ func (c *compiler) unavailable(s *syntax.Step, id string) string {
 // condition compiles a bare expression; ${{ }} around it is accepted too,
 // since authors write conditions both ways.
 func (c *compiler) condition(t syntax.Text, ctx eval.Context) *eval.Expr {
-	src, pos := bareExpression(t)
-	e, err := c.ec.Compile(src, pos, ctx)
+	src, off := bareExpression(t)
+	e, err := c.ec.CompileAt(src, c.ec.InScalar(t.Pos, t.Node, off), ctx)
 	if err != nil {
 		var de *diag.Error
 		if n := t.Node; n != nil && n.LineComment != "" && n.Style == 0 && errors.As(err, &de) {
@@ -170,21 +169,15 @@ func (c *compiler) condition(t syntax.Text, ctx eval.Context) *eval.Expr {
 }
 
 // bareExpression is the expression of a scalar written bare or as one
-// ${{ }}, and where it starts in the file.
-func bareExpression(t syntax.Text) (string, diag.Pos) {
-	src, pos := t.Value, t.Pos
+// ${{ }}, and the byte offset in the scalar's value it starts at.
+func bareExpression(t syntax.Text) (string, int) {
+	src := t.Value
 	trimmed := strings.TrimSpace(src)
 	if strings.HasPrefix(trimmed, "${{") && strings.HasSuffix(trimmed, "}}") && strings.Count(trimmed, "${{") == 1 {
 		inner := trimmed[3 : len(trimmed)-2]
 		lead := strings.Index(src, "${{") + 3
-		lead += len(inner) - len(strings.TrimLeft(inner, " "))
-		src = strings.TrimSpace(inner)
-		if t.Node != nil && t.Node.Style == 0 {
-			pos.Col += lead
-		}
+		lead += len(inner) - len(strings.TrimLeft(inner, " \t\n"))
+		return strings.TrimSpace(inner), lead
 	}
-	if t.Node != nil && t.Node.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
-		pos.Col++
-	}
-	return src, pos
+	return src, 0
 }

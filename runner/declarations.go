@@ -152,15 +152,14 @@ func (c *compiler) outputDirLiteral() string {
 // defines declares the playbook's named expressions, after the variables
 // they may read and before the steps that use them.
 func (c *compiler) defines() {
-	var names []string
-	var at []diag.Pos
+	var defs []eval.Definition
 	for _, d := range c.pb.Define {
-		names, at = append(names, d.Name), append(at, d.Pos)
+		src, off := bareExpression(d.Expr)
+		defs = append(defs, eval.Definition{Name: d.Name, Pos: d.Pos, Src: src, At: c.ec.InScalar(d.Expr.Pos, d.Expr.Node, off)})
 	}
-	c.ec.DeclareDefines(names, at)
-	for _, d := range c.pb.Define {
-		src, pos := bareExpression(d.Expr)
-		if err := c.ec.Define(d.Name, d.Pos, src, pos); err != nil {
+	c.ec.DeclareDefines(defs)
+	for _, d := range defs {
+		if err := c.ec.Define(d); err != nil {
 			c.errs.Append(err)
 		}
 	}

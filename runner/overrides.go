@@ -50,7 +50,7 @@ func (c *compiler) overrides(opts Options) map[string]override {
 		}
 		var doc yaml.Node
 		if err := yaml.Unmarshal(data, &doc); err != nil {
-			c.errs.Add(diag.Pos{File: f, Line: 1, Col: 1}, "invalid YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+			c.errs.Append(yamlnode.SyntaxError(f, data, err))
 			continue
 		}
 		if len(doc.Content) == 0 {

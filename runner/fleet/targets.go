@@ -91,7 +91,7 @@ func ReadTargets(path string) (*Targets, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, diag.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, "invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, yamlnode.SyntaxError(path, data, err)
 	}
 	ts := &Targets{File: path, Var: DefaultVar}
 	var errs diag.List

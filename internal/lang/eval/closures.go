@@ -1,8 +1,6 @@
 package eval
 
 import (
-	"unicode/utf8"
-
 	"github.com/expr-lang/expr/ast"
 	"github.com/labrun/labrun/internal/lang/diag"
 )
@@ -25,7 +23,7 @@ func (c *Compiler) Warnings() diag.List {
 
 // nestedPointers adds a warning for each closure that reads # inside
 // another closure while iterating a list of its own.
-func (c *Compiler) nestedPointers(src string, pos diag.Pos, root ast.Node) {
+func (c *Compiler) nestedPointers(src string, at Where, root ast.Node) {
 	var outer []*ast.BuiltinNode
 	ast.Find(root, func(n ast.Node) bool {
 		if b, ok := n.(*ast.BuiltinNode); ok && closureBody(b) != nil {
@@ -51,10 +49,7 @@ func (c *Compiler) nestedPointers(src string, pos diag.Pos, root ast.Node) {
 				return false
 			}
 			seen[in] = true
-			p := pos
-			if loc := in.Location(); p.Line > 0 {
-				p.Col += utf8.RuneCountInString(src[:min(loc.From, len(src))])
-			}
+			p := at(byteOffset(src, in.Location().From))
 			for _, w := range c.warnings {
 				if w.Pos == p {
 					return false // the same expression compiled again

@@ -104,6 +104,9 @@ type Compiler struct {
 	// defines are the playbook's named expressions, in order, and
 	// laterDefines every name of them, for "defined further down".
 	defines, laterDefines []define
+	// broken maps the definitions that failed to where they are named,
+	// so that a use says so.
+	broken map[string]diag.Pos
 	// expanded maps where a definition was used, in the expression being
 	// compiled, to its name.
 	expanded map[file.Location]string
@@ -346,10 +349,18 @@ func (c *Compiler) config(sc scope) (*conf.Config, reflect.Type) {
 	return cfg, et
 }
 
-// Compile checks and compiles src, an expression written at pos.
+// Compile checks and compiles src, an expression written at pos as it is
+// (not inside a YAML scalar whose text differs from its value).
 func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error) {
+	return c.CompileAt(src, At(src, pos), ctx)
+}
+
+// CompileAt checks and compiles src, written where at says: each error
+// points at the place in the file of the text it is about.
+func (c *Compiler) CompileAt(src string, at Where, ctx Context) (*Expr, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	pos := at(0)
 	sc := scope{result: ctx.Result, item: ctx.Item}
 	cfg, _ := c.config(sc)
 	shape, names, shapeOK := exprShape(src)
@@ -360,28 +371,28 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 			return e, nil
 		}
 	}
-	if err := nonASCIIName(src, pos); err != nil {
+	if err := nonASCIIName(src, at); err != nil {
 		return nil, err
 	}
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
-		return nil, exprError(src, pos, mapLiteralError(src, err))
+		return nil, exprError(src, at, syntaxError(src, err))
 	}
 	if err := c.expandDefines(tree); err != nil {
-		return nil, exprError(src, pos, err)
+		return nil, exprError(src, at, err)
 	}
-	refs, wholeSteps, results, err := c.checkRefs(src, pos, tree.Node, ctx)
+	refs, wholeSteps, results, err := c.checkRefs(src, at, tree.Node, ctx)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkConstRegexps(tree); err != nil {
-		return nil, exprError(src, pos, err)
+		return nil, exprError(src, at, err)
 	}
 	if err := c.checkConstArgs(tree); err != nil {
-		return nil, exprError(src, pos, err)
+		return nil, exprError(src, at, err)
 	}
 	warnings := len(c.warnings)
-	c.nestedPointers(src, pos, tree.Node)
+	c.nestedPointers(src, at, tree.Node)
 	c.recordKeyOrders(tree.Node)
 	if c.readsStale(refs, wholeSteps) {
 		c.changed()
@@ -391,7 +402,7 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 	// redeclared since (readsStale)
 	checked, et, err := c.checkTree(tree, sc, ctx.Want)
 	if err != nil {
-		return nil, exprError(src, pos, c.signatureError(memberError(tree, err)))
+		return nil, exprError(src, at, c.signatureError(memberError(tree, err)))
 	}
 	e := &Expr{Src: src, Pos: pos, prog: &lazyProgram{tree: tree, cfg: checked, want: ctx.Want}, Refs: refs, WholeSteps: wholeSteps, ResultFields: results, compiler: c, scope: sc, envType: et}
 	if t := preciseType(*tree.Node.Nature()); t != nil && t.Kind() != reflect.Interface {

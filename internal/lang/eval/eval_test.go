@@ -49,7 +49,7 @@ func TestCompileErrors(t *testing.T) {
 		{src: "steps.first.stdout == 1", ctx: Context{Step: 1}, want: `mismatched types string and int`},
 		{src: "vars.n", ctx: Context{Step: 1, Want: reflect.Bool}, want: `expected bool, but got int`},
 		{src: "lines(vars.n)", ctx: Context{Step: 1}, want: `cannot use int as argument (type string) to call lines`},
-		{src: "1 +", ctx: Context{Step: 1}, want: `unexpected token EOF`},
+		{src: "1 +", ctx: Context{Step: 1}, want: `p.yaml:10:7: in expression ` + "`1 +`" + `: the expression ends after ` + "`+`" + `, where a value was expected`},
 	}
 	for _, tt := range tests {
 		_, err := testCompiler().Compile(tt.src, pos, tt.ctx)

@@ -42,26 +42,16 @@ func (c *Compiler) signatureError(err error) error {
 	return err
 }
 
-// mapLiteralError explains expr's "unexpected token Operator(":")" inside
-// braces that open a builtin's second argument, as in map(xs, {"a": #}):
-// expr reads braces there as the closure's own, so a map literal must be
-// wrapped in parentheses.
-func mapLiteralError(src string, err error) error {
-	var fe *file.Error
-	if !errors.As(err, &fe) || !strings.Contains(fe.Message, `unexpected token Operator(":")`) {
-		return err
+// closureBraces finds the brace that opens a map literal as a builtin's
+// second argument, as in map(xs, {"a": #}), where expr's error is
+// "unexpected token Operator(":")": expr reads braces there as the
+// closure's own, so a map literal must be wrapped in parentheses. It is
+// the brace's byte offset in src, or -1 when fe is another error.
+func closureBraces(src string, fe *file.Error) int {
+	if fe.Message != `unexpected token Operator(":")` {
+		return -1
 	}
-	lines := strings.Split(src, "\n")
-	if fe.Line < 1 || fe.Line > len(lines) {
-		return err
-	}
-	// the offset of the error in src: lines before it, then its column
-	off := 0
-	for _, l := range lines[:fe.Line-1] {
-		off += len(l) + 1
-	}
-	line := []rune(lines[fe.Line-1])
-	off += len(string(line[:min(fe.Column, len(line))]))
+	off := byteOffset(src, fe.From)
 	depth := 0
 	for i := off - 1; i >= 0; i-- {
 		switch src[i] {
@@ -73,14 +63,12 @@ func mapLiteralError(src string, err error) error {
 				continue
 			}
 			if before := strings.TrimRight(src[:i], " \t\n"); strings.HasSuffix(before, ",") {
-				out := *fe
-				out.Message += `; braces after a comma in map, filter, all, ... are the closure's own, so a map literal there needs parentheses: map(xs, ({"key": #}))`
-				return &out
+				return i
 			}
-			return err
+			return -1
 		}
 	}
-	return err
+	return -1
 }
 
 // noField is expr's message for a member a struct lacks.
@@ -123,23 +111,27 @@ func memberError(tree *parser.Tree, err error) error {
 	return &out
 }
 
-// exprError places an expr-lang error at its column within the file.
-func exprError(src string, pos diag.Pos, err error) error {
+// exprError places an expr-lang error at the text it is about.
+func exprError(src string, at Where, err error) error {
 	var fe *file.Error
 	if errors.As(err, &fe) {
-		p := pos
-		if fe.Line <= 1 && p.Line > 0 {
-			p.Col += fe.Column
-		} else if fe.Line > 1 {
-			p.Line += fe.Line - 1
-			p.Col = fe.Column + 1
-		}
-		return diag.Errorf(p, "in expression %s: %s", quoteExpr(src), PlainTypes(fe.Message))
+		return diag.Errorf(at(byteOffset(src, fe.From)), "in expression %s: %s", quoteExpr(src), PlainTypes(fe.Message))
 	}
-	return diag.Errorf(pos, "in expression %s: %v", quoteExpr(src), PlainTypes(err.Error()))
+	return diag.Errorf(at(0), "in expression %s: %v", quoteExpr(src), PlainTypes(err.Error()))
 }
 
+// quoteExpr quotes an expression for a message on one line: an
+// expression written over several lines is shown with each line break
+// and the indentation after it as one space.
 func quoteExpr(src string) string {
+	src = strings.TrimSpace(src)
+	if strings.Contains(src, "\n") {
+		lines := strings.Split(src, "\n")
+		for i := range lines {
+			lines[i] = strings.TrimSpace(lines[i])
+		}
+		src = strings.Join(lines, " ")
+	}
 	if utf8.RuneCountInString(src) > 60 {
 		src = string([]rune(src)[:57]) + "..."
 	}

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/conf"
@@ -23,17 +22,13 @@ import (
 // the playbook, with a suggestion, before expr's more generic checker.
 // wholeSteps says the expression uses steps other than as steps.NAME;
 // results lists the fields of result it reads (result.file: "file").
-func (c *Compiler) checkRefs(src string, pos diag.Pos, root ast.Node, ctx Context) (refs []string, wholeSteps bool, results []string, err error) {
+func (c *Compiler) checkRefs(src string, at Where, root ast.Node, ctx Context) (refs []string, wholeSteps bool, results []string, err error) {
 	var first error
 	fail := func(n ast.Node, msg string) {
 		if first != nil {
 			return
 		}
-		p := pos
-		if loc := n.Location(); loc.From > 0 && p.Line > 0 {
-			p.Col += utf8.RuneCountInString(src[:min(loc.From, len(src))])
-		}
-		first = diag.Errorf(p, "in expression %s: %s%s", quoteExpr(src), msg, c.throughDefine(n))
+		first = diag.Errorf(at(byteOffset(src, n.Location().From)), "in expression %s: %s%s", quoteExpr(src), msg, c.throughDefine(n))
 	}
 	v := &refVisitor{}
 	ast.Walk(&root, v)

@@ -118,8 +118,9 @@ func TestCompileShapes(t *testing.T) {
 // place.
 func TestCompileShapesWithDefinitions(t *testing.T) {
 	c := testCompiler()
-	c.DeclareDefines([]string{"late"}, []diag.Pos{{File: "p.yaml", Line: 2, Col: 3}})
-	if err := c.Define("late", diag.Pos{File: "p.yaml", Line: 2, Col: 3}, "steps.third.stdout", diag.Pos{File: "p.yaml", Line: 2, Col: 9}); err != nil {
+	late := Definition{Name: "late", Pos: diag.Pos{File: "p.yaml", Line: 2, Col: 3}, Src: "steps.third.stdout", At: At("steps.third.stdout", diag.Pos{File: "p.yaml", Line: 2, Col: 9})}
+	c.DeclareDefines([]Definition{late})
+	if err := c.Define(late); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Compile("steps.third.stdout + late", diag.Pos{}, Context{Step: 3}); err != nil {

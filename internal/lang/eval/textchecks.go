@@ -20,11 +20,11 @@ import (
 // its string literals, naming it by code point: names are ASCII, and a
 // Cyrillic е in stеps would otherwise print as "unknown name stеps",
 // which looks exactly like the right name.
-func nonASCIIName(src string, pos diag.Pos) error {
+func nonASCIIName(src string, at Where) error {
 	var quote rune
 	col := 0
 	escaped := false
-	for _, r := range src {
+	for i, r := range src {
 		col++
 		switch {
 		case quote != 0:
@@ -39,11 +39,7 @@ func nonASCIIName(src string, pos diag.Pos) error {
 		case r == '"' || r == '\'' || r == '`':
 			quote = r
 		case r >= utf8.RuneSelf:
-			p := pos
-			if p.Line > 0 {
-				p.Col += col - 1
-			}
-			return diag.Errorf(p, "in expression %s: %s at character %d is not part of any name; names are ASCII letters, digits and _", quoteExpr(src), diag.RuneName(r), col)
+			return diag.Errorf(at(i), "in expression %s: %s at character %d is not part of any name; names are ASCII letters, digits and _", quoteExpr(src), diag.RuneName(r), col)
 		}
 	}
 	return nil

@@ -143,7 +143,7 @@ func buildScalar(c *Compiler, v *Value, ctx Context, errs *diag.List) {
 		if len(segs) > 1 {
 			ectx.Want = reflect.Invalid
 		}
-		e, err := c.Compile(s.expr, c.offsetPos(v.Pos, n, s.offset), ectx)
+		e, err := c.CompileAt(s.expr, c.InScalar(v.Pos, n, s.offset), ectx)
 		if err != nil {
 			errs.Append(err)
 			continue
