@@ -75,7 +75,7 @@ func TestUnguardedReads(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c := testCompiler()
-		if err := c.Define("firstOut", diag.Pos{File: "p.yaml", Line: 2, Col: 3}, "trim(steps.first.stdout)", diag.Pos{File: "p.yaml", Line: 2, Col: 13}); err != nil {
+		if err := c.Define(Definition{Name: "firstOut", Pos: diag.Pos{File: "p.yaml", Line: 2, Col: 3}, Src: "trim(steps.first.stdout)", At: At("trim(steps.first.stdout)", diag.Pos{File: "p.yaml", Line: 2, Col: 13})}); err != nil {
 			t.Fatal(err)
 		}
 		x, err := c.Compile(tt.src, diag.Pos{File: "p.yaml", Line: 10, Col: 1}, Context{Step: 2})
