@@ -40,7 +40,7 @@ func (d *decoder) vars(n *yaml.Node) []*Var {
 			continue
 		}
 		if !varPattern.MatchString(k.Value) {
-			d.errorf(k, "variable name %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say vars.%s", k.Value, strings.ReplaceAll(k.Value, "-", "_"))
+			d.errorf(k, "variable name %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say vars.%s", k.Value, exprName(k.Value))
 			continue
 		}
 		out = append(out, &Var{Name: k.Value, Pos: d.pos(k), Value: val})
