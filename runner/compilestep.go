@@ -191,6 +191,9 @@ func (c *compiler) loop(index int, s *syntax.Step, sp *StepPlan) {
 		return
 	}
 	v, errs := eval.Build(c.ec, c.file, s.Loop, c.context(index, s, nil, reflect.Invalid))
+	if len(errs) == 0 {
+		errs = eval.CheckNumbers(v)
+	}
 	c.errs = append(c.errs, errs...)
 	if len(errs) > 0 {
 		return
