@@ -210,6 +210,14 @@ func (c *compiler) loop(index int, s *syntax.Step, sp *StepPlan) {
 		c.errs.Add(pos, "loop needs a list or a ${{ }} expression giving one, found %s", yamlnode.Describe(s.Loop))
 		return
 	}
+	n := uint64(len(v.Items()))
+	if e := v.WholeExpr(); e != nil {
+		n, _ = eval.RangeLen(e.Src)
+	}
+	if n > MaxLoopItems {
+		c.errs.Add(pos, "%s", loopTooLong(n))
+		return
+	}
 	sp.Loop, sp.Item = v, item
 	c.items[s] = item
 }

@@ -14,7 +14,8 @@
 // step runs; env.go holds the run's values (Env.SetStep is the one
 // conversion of a result into them); structtype.go types compute's results;
 // orderedmap.go keeps mapping keys in the order written; funcs.go and
-// match.go are the functions expressions call; messages.go rewords
+// match.go are the functions expressions call; limits.go bounds what an
+// expression builds (ranges, repeat, replace); messages.go rewords
 // expr-lang's errors and closures.go warns of # in nested closures.
 package eval
 
@@ -372,6 +373,9 @@ func (c *Compiler) Compile(src string, pos diag.Pos, ctx Context) (*Expr, error)
 		return nil, err
 	}
 	if err := checkConstRegexps(tree); err != nil {
+		return nil, exprError(src, pos, err)
+	}
+	if err := checkConstSizes(tree); err != nil {
 		return nil, exprError(src, pos, err)
 	}
 	if err := c.checkConstArgs(tree); err != nil {
