@@ -21,10 +21,19 @@ LAB_PROFILE        ?= $(shell sed -n 's/^\# testbed-profile: *\([a-z]*\).*/\1/p'
 all: build
 
 # labrun-helm, labrun's Helm (internal/helmproc says why it is a program
-# of its own), goes beside labrun, where labrun looks for it.
+# of its own), goes beside labrun, where labrun looks for it. Both are
+# stamped with the commit for `labrun version`, whatever GOFLAGS says
+# (this machine's hold -buildvcs=false): -buildvcs=true in a git clone;
+# in a git worktree go build stamps nothing (go.dev/issue/58218), so the
+# commit is given to labrun with -X too (VCS_LDFLAGS), which `labrun
+# version` names when the build information has none.
+VCS_LDFLAGS = -X main.vcsRevision=$(shell git rev-parse HEAD 2>/dev/null) \
+	-X main.vcsTime=$(shell TZ=UTC0 git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null) \
+	-X main.vcsModified=$(shell git status --porcelain >/dev/null 2>&1 && { [ -z "$$(git status --porcelain)" ] && echo false || echo true; })
+
 build:
-	$(GO) build -o $(BIN) ./cmd/labrun
-	$(GO) build -o $(BIN)-helm ./cmd/labrun-helm
+	$(GO) build -buildvcs=true -ldflags='$(VCS_LDFLAGS)' -o $(BIN) ./cmd/labrun
+	$(GO) build -buildvcs=true -o $(BIN)-helm ./cmd/labrun-helm
 
 # labrun's container image (cmd/labrun-image), as an OCI image-layout
 # tarball that testbed/lib/labrun-image.sh imports into the test cluster's

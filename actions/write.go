@@ -206,7 +206,9 @@ func render(spec *WriteSpec) ([]byte, any, error) {
 func writeFile(ctx context.Context, rt *Runtime, spec *WriteSpec) (*WriteResult, error) {
 	path, err := rt.ResolveOutput(spec.Path)
 	if err != nil {
-		return nil, err
+		// a path the playbook renders that names no file of the lab is
+		// the lab's fault, not the learner's: placed at the step's path
+		return nil, &SpecError{Key: "path", Text: spec.Path, Err: err}
 	}
 	abs := rt.Out.Abs(path)
 	content, data, err := render(spec)

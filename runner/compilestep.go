@@ -194,6 +194,9 @@ func (c *compiler) loop(index int, s *syntax.Step, sp *StepPlan) {
 		return
 	}
 	v, errs := eval.Build(c.ec, c.file, s.Loop, c.context(index, s, nil, reflect.Invalid))
+	if len(errs) == 0 {
+		errs = eval.CheckNumbers(v)
+	}
 	c.errs = append(c.errs, errs...)
 	if len(errs) > 0 {
 		return
@@ -208,6 +211,14 @@ func (c *compiler) loop(index int, s *syntax.Step, sp *StepPlan) {
 		item = e.Type.Elem()
 	case e == nil && v.Items() == nil:
 		c.errs.Add(pos, "loop needs a list or a ${{ }} expression giving one, found %s", yamlnode.Describe(s.Loop))
+		return
+	}
+	n := uint64(len(v.Items()))
+	if e := v.WholeExpr(); e != nil {
+		n, _ = eval.RangeLen(e.Src)
+	}
+	if n > MaxLoopItems {
+		c.errs.Add(pos, "%s", loopTooLong(n))
 		return
 	}
 	sp.Loop, sp.Item = v, item

@@ -44,6 +44,9 @@ func (c *compiler) vars(overrides map[string]override) {
 			}
 		}
 		val, errs := eval.Build(c.ec, file, node, eval.Context{Step: -1})
+		if len(errs) == 0 {
+			errs = eval.CheckNumbers(val)
+		}
 		c.errs = append(c.errs, errs...)
 		if val != nil && len(errs) == 0 {
 			if vt := exprType(val); vt != nil {

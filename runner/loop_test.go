@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/internal/lang/syntax"
 )
 
 // A step with loop runs its action once per item, in order, with item and
@@ -167,4 +168,40 @@ func compactJSON(t *testing.T, path string) string {
 	}
 	c, _ := json.Marshal(v)
 	return string(c)
+}
+
+// A loop runs at most MaxLoopItems items: a list written out or a range
+// with constant ends beyond it is refused when the playbook is validated,
+// naming the limit; any other list, before its first item runs (config:
+// the lab is broken).
+func TestLoopLimit(t *testing.T) {
+	long := "[" + strings.Repeat("1, ", MaxLoopItems) + "1]"
+	for _, tc := range []struct{ loop, err string }{
+		{"${{ 1..10001 }}", "p.yaml:5:11: loop over 10001 items; a loop runs at most 10000 (labrun's limit, docs/language.md#limits)"},
+		{long, "p.yaml:5:11: loop over 10001 items; a loop runs at most 10000"},
+		{"${{ 1..10000 }}", ""},
+		{"${{ 1..vars.n }}", ""}, // known at run only
+	} {
+		src := "name: l\nvars: {n: 10001}\nsteps:\n  - id: a\n    loop: " + tc.loop + "\n    run: {argv: [\"true\"]}\n"
+		pb, err := syntax.Load("p.yaml", []byte(src), actions.Names())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Compile(pb, Options{})
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("loop %.20s: %v", tc.loop, err)
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("loop %.20s: error %v, want one starting %q", tc.loop, err, tc.err)
+		}
+	}
+	plan := compile(t, "name: l\nvars: {n: 10001}\nsteps:\n  - id: a\n    loop: ${{ 1..vars.n }}\n    run: {argv: [\"true\"]}\n")
+	o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := o.Steps[0]
+	if s.Status != Failed || s.Class != ClassConfig || s.Attempts != 0 || !strings.HasSuffix(s.Error, ":5:11: loop over 10001 items; a loop runs at most 10000 (labrun's limit, docs/language.md#limits)") {
+		t.Errorf("a loop over 1..10001 ran as %s [%s], %d attempts: %q", s.Status, s.Class, s.Attempts, s.Error)
+	}
 }

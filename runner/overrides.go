@@ -56,6 +56,12 @@ func (c *compiler) overrides(opts Options) map[string]override {
 		if len(doc.Content) == 0 {
 			continue
 		}
+		if problems := yamlnode.Tags(&doc); len(problems) > 0 {
+			for _, p := range problems {
+				c.errs.Add(syntax.Pos(f, p.Node), "%s", p.Msg)
+			}
+			continue
+		}
 		m := doc.Content[0]
 		if m.Kind != yaml.MappingNode {
 			c.errs.Add(syntax.Pos(f, m), "a vars file must be a mapping of name: value")
@@ -110,6 +116,28 @@ func (c *compiler) fitOverride(v *syntax.Var, o override) *yaml.Node {
 	n := o.node
 	want := varType(v.Value)
 	got := varType(n)
+	if want.Kind() != reflect.String || n.Kind != yaml.ScalarNode {
+		// YAML's reading of the value is the value: what labrun would not
+		// take as written is refused (a vars file's tags are checked when
+		// it is read)
+		var problems []yamlnode.Problem
+		if o.file == "" {
+			problems = yamlnode.Tags(n)
+		}
+		if msg := yamlnode.Number(n); msg != "" {
+			problems = append(problems, yamlnode.Problem{Node: n, Msg: msg})
+		}
+		for _, p := range problems {
+			pos := diag.Pos{}
+			if o.file != "" {
+				pos = syntax.Pos(o.file, p.Node)
+			}
+			c.errs.Add(pos, "%s%s", o.prefix(), p.Msg)
+		}
+		if len(problems) > 0 {
+			return v.Value
+		}
+	}
 	switch {
 	case want == got, want.Kind() == reflect.Interface:
 		return n

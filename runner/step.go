@@ -111,8 +111,13 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 		rec.failWith(ClassConfig)
 		return
 	}
-	rec.Status = Passed
 	n := items.Len()
+	if n > MaxLoopItems {
+		rec.Error = fmt.Sprintf("%s: %s", s.Loop.Pos, loopTooLong(uint64(n)))
+		rec.failWith(ClassConfig)
+		return
+	}
+	rec.Status = Passed
 	for i := 0; i < n; i++ {
 		item := items.Index(i).Interface()
 		label := itemLabel(i, item)
@@ -145,6 +150,17 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 			return
 		}
 	}
+}
+
+// MaxLoopItems bounds the items of a step's loop (docs/language.md,
+// Limits): each runs the step's action, and a playbook may come from
+// someone else. A list written out, or a range with constant ends, is
+// held to it when the playbook is validated; any other, before the first
+// item runs.
+const MaxLoopItems = 10_000
+
+func loopTooLong(n uint64) string {
+	return fmt.Sprintf("loop over %d items; a loop runs at most %d (labrun's limit, docs/language.md#limits)", n, MaxLoopItems)
 }
 
 // gradesOn reports whether a loop goes on to its next item after one

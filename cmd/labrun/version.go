@@ -8,18 +8,37 @@ import (
 	"strings"
 )
 
+// The commit make build gives with -ldflags -X (Makefile's VCS_LDFLAGS),
+// for a build whose information names none: go build stamps nothing in a
+// git worktree (go.dev/issue/58218), whatever -buildvcs says.
+var vcsRevision, vcsTime, vcsModified string
+
+// vcsStamp is a commit as the build names it: its hash, its time
+// (RFC 3339) and whether the tree had uncommitted changes.
+type vcsStamp struct {
+	revision, time string
+	modified       bool
+}
+
+// linkerStamp is the commit make build gave with -X, if any.
+func linkerStamp() vcsStamp {
+	return vcsStamp{revision: vcsRevision, time: vcsTime, modified: vcsModified == "true"}
+}
+
 // versionLine is what `labrun version` prints: one line naming the module
 // version and the commit the binary was built from, so a report, a bug or
 // a pod's log says which labrun produced it. Both come from the build
 // information the Go toolchain embeds: `go build` in a git checkout
-// (with -buildvcs, as `make image` builds) stamps vcs.revision, vcs.time
-// and vcs.modified, and a pseudo-version of the commit as the module's
-// version; a build without them (go run, go test, -buildvcs=false) says
+// (with -buildvcs=true, as `make build` and `make image` build whatever
+// GOFLAGS says) stamps vcs.revision, vcs.time and vcs.modified, and a
+// pseudo-version of the commit as the module's version. Where it stamps
+// none (a git worktree), the commit make build gave with -X (ld) is
+// named; a build with neither (go run, go test, -buildvcs=false) says
 // "dev". A binary built from a tree with uncommitted changes names its
 // revision with "-dirty": it is not that commit.
-func versionLine(info *debug.BuildInfo, ok bool) string {
+func versionLine(info *debug.BuildInfo, ok bool, ld vcsStamp) string {
 	if !ok || info == nil {
-		return "labrun dev (" + runtime.Version() + ")"
+		info = &debug.BuildInfo{GoVersion: runtime.Version()}
 	}
 	version := info.Main.Version
 	if version == "" || version == "(devel)" {
@@ -36,6 +55,9 @@ func versionLine(info *debug.BuildInfo, ok bool) string {
 		case "vcs.modified":
 			dirty = s.Value == "true"
 		}
+	}
+	if rev == "" {
+		rev, when, dirty = ld.revision, ld.time, ld.modified
 	}
 	var parts []string
 	if rev != "" {
@@ -65,6 +87,6 @@ func shortRevision(rev string) string {
 // commit, it takes no flags and ignores any argument.
 func versionCmd(stdout io.Writer) int {
 	info, ok := debug.ReadBuildInfo()
-	fmt.Fprintln(stdout, versionLine(info, ok))
+	fmt.Fprintln(stdout, versionLine(info, ok, linkerStamp()))
 	return exitOK
 }

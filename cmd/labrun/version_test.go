@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -15,9 +17,11 @@ func TestVersionLine(t *testing.T) {
 		}
 		return s
 	}
+	ld := vcsStamp{revision: "5d41402abc4b2a76b9719d911017c592ae9f1b2c", time: "2026-12-06T08:00:00Z"}
 	for _, tc := range []struct {
 		name string
 		info *debug.BuildInfo
+		ld   vcsStamp // what make build gave with -X
 		want string
 	}{{
 		name: "a clean build of a commit",
@@ -38,9 +42,25 @@ func TestVersionLine(t *testing.T) {
 		name: "built without VCS information",
 		info: &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
 		want: "labrun dev (go1.26.8)",
+	}, {
+		name: "make build in a git worktree: go stamps nothing, -X names the commit",
+		info: &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
+		ld:   ld,
+		want: "labrun dev (rev 5d41402abc4b, 2026-12-06T08:00:00Z, go1.26.8)",
+	}, {
+		name: "make build in a worktree with uncommitted changes",
+		info: &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
+		ld:   vcsStamp{revision: ld.revision, time: ld.time, modified: true},
+		want: "labrun dev (rev 5d41402abc4b-dirty, 2026-12-06T08:00:00Z, go1.26.8)",
+	}, {
+		name: "the build information wins over -X",
+		info: &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.0"},
+			Settings: setting("vcs.revision", "abc1234", "vcs.modified", "false")},
+		ld:   ld,
+		want: "labrun v1.2.0 (rev abc1234, go1.26.8)",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := versionLine(tc.info, true); got != tc.want {
+			if got := versionLine(tc.info, true, tc.ld); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
@@ -61,7 +81,45 @@ func TestVersionCommand(t *testing.T) {
 }
 
 func TestVersionLineWithoutBuildInfo(t *testing.T) {
-	if got := versionLine(nil, false); !strings.HasPrefix(got, "labrun dev (go") {
+	if got := versionLine(nil, false, vcsStamp{}); !strings.HasPrefix(got, "labrun dev (go") {
 		t.Errorf("got %q, want labrun dev and the Go version", got)
+	}
+}
+
+// make build stamps the commit whatever GOFLAGS says (this machine's hold
+// -buildvcs=false, and `labrun version` of a make build said dev): each
+// go build of the target turns -buildvcs on, and labrun's gives the
+// commit with -X for a git worktree, where go stamps nothing.
+func TestMakeBuildStampsTheCommit(t *testing.T) {
+	for _, tool := range []string{"make", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s: %v", tool, err)
+		}
+	}
+	head, err := exec.Command("git", "-C", "../..", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	cmd := exec.Command("make", "-s", "-n", "-C", "../..", "build", "BIN=bin/labrun")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n build: %v\n%s", err, out)
+	}
+	builds := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.Contains(line, " build ") {
+			continue
+		}
+		builds++
+		if !strings.Contains(line, " -buildvcs=true ") {
+			t.Errorf("make build runs %q: without -buildvcs=true, GOFLAGS=-buildvcs=false leaves the binary unstamped", line)
+		}
+		if strings.HasSuffix(line, " ./cmd/labrun") && !strings.Contains(line, "-X main.vcsRevision="+strings.TrimSpace(string(head))+" ") {
+			t.Errorf("make build runs %q: labrun's build does not give the commit %s with -X", line, strings.TrimSpace(string(head)))
+		}
+	}
+	if builds != 2 {
+		t.Errorf("make build ran %d go builds, want 2 (labrun, labrun-helm):\n%s", builds, out)
 	}
 }

@@ -55,7 +55,7 @@ func DecodeFiles(paths ...string) ([]Manifest, error) {
 			}
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			data, err := cluster.ReadManifest(f)
 			if err != nil {
 				return nil, fmt.Errorf("read manifests: %w", err)
 			}

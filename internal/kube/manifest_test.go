@@ -3,7 +3,9 @@ package kube
 import (
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestDecodeFilesDirectory(t *testing.T) {
@@ -112,5 +114,27 @@ func TestDecodeText(t *testing.T) {
 				t.Errorf("names %v, want %v", names, tt.names)
 			}
 		})
+	}
+}
+
+// A FIFO among the manifests, named or in a directory, is refused without
+// waiting on it (apply and labrun rbac hung there).
+func TestDecodeFilesRefusesFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "00-fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("cannot make a FIFO: %v", err)
+	}
+	for _, p := range []string{fifo, dir} {
+		done := make(chan error, 1)
+		go func() { _, err := DecodeFiles(p); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "00-fifo.yaml is a named pipe (FIFO), not a regular file") {
+				t.Errorf("DecodeFiles(%s): error %v, want one saying the FIFO is not a regular file", p, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("DecodeFiles(%s) still blocked after 5s", p)
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode"
 )
 
 // StateDir is the directory inside the output directory that labrun keeps
@@ -190,15 +191,20 @@ func (d *Dir) Close() error {
 // every absolute path): relative paths are taken from dir, absolute ones
 // must lie inside it. It refuses what cannot name a file of
 // the lab's own inside dir: an empty path, a NUL byte, the directory
-// itself, a path leading out of it, and labrun's own state directory.
-// Links are not looked at here: every operation of Dir resolves them
-// inside the root when it opens the file.
+// itself, a path leading out of it, and labrun's own state directory;
+// and what would not name the file it seems to: a control character (a
+// newline in a file name), and a last element that names a directory
+// (dir/, dir/., dir/..), which filepath.Clean would turn into the
+// directory's own name. Links are not looked at here: every operation of
+// Dir resolves them inside the root when it opens the file.
 func Resolve(dir, p string) (string, error) {
 	switch {
 	case p == "":
 		return "", errors.New("output path is empty")
 	case strings.IndexByte(p, 0) >= 0:
 		return "", fmt.Errorf("output path %q holds a NUL byte", p)
+	case strings.IndexFunc(p, unicode.IsControl) >= 0:
+		return "", fmt.Errorf("output path %q holds a control character; file names here are printable text", p)
 	}
 	outside := fmt.Errorf("output path %s is outside the output directory %s", p, dir)
 	if dir == "" {
@@ -219,6 +225,9 @@ func Resolve(dir, p string) (string, error) {
 		return "", outside
 	case rel == StateDir || strings.HasPrefix(rel, StateDir+"/"):
 		return "", fmt.Errorf("output path %s is inside %s, which labrun keeps for its journal", p, StateDir)
+	}
+	if last := p[strings.LastIndexByte(p, '/')+1:]; last == "" || last == "." || last == ".." {
+		return "", fmt.Errorf("output path %s ends with /%s, which names a directory; expected a file name after the last /", p, last)
 	}
 	return rel, nil
 }

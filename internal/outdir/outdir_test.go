@@ -27,6 +27,14 @@ func TestResolve(t *testing.T) {
 		{in: "/outside/x", err: "output path /outside/x is outside the output directory /out"},
 		{in: ".labrun/journal.jsonl", err: "output path .labrun/journal.jsonl is inside .labrun, which labrun keeps for its journal"},
 		{in: "x/../.labrun", err: "output path x/../.labrun is inside .labrun, which labrun keeps for its journal"},
+		{in: "dir/", err: "output path dir/ ends with /, which names a directory; expected a file name after the last /"},
+		{in: "/out/dir/", err: "output path /out/dir/ ends with /, which names a directory; expected a file name after the last /"},
+		{in: "dir/.", err: "output path dir/. ends with /., which names a directory; expected a file name after the last /"},
+		{in: "a/b/..", err: "output path a/b/.. ends with /.., which names a directory; expected a file name after the last /"},
+		{in: "new\nline.txt", err: `output path "new\nline.txt" holds a control character; file names here are printable text`},
+		{in: "tab\there", err: `output path "tab\there" holds a control character; file names here are printable text`},
+		{in: "del\x7f", err: `output path "del\x7f" holds a control character; file names here are printable text`},
+		{in: "c1\u0085", err: `output path "c1\u0085" holds a control character; file names here are printable text`},
 	} {
 		rel, err := Resolve(dir, tc.in)
 		got := ""

@@ -37,7 +37,7 @@ func (d *deriver) manifests(src cluster.ManifestSource, at diag.Pos) ([]actions.
 	}
 	var out []actions.ManifestObject
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := cluster.ReadManifest(f)
 		if err != nil {
 			return nil, diag.Errorf(at, "read manifests: %v", err)
 		}

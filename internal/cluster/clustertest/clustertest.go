@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -112,7 +111,7 @@ func (c *Cluster) Apply(ctx context.Context, sources []cluster.ManifestSource, r
 	for _, s := range sources {
 		text := []byte(s.Text)
 		if s.Path != "" {
-			b, err := os.ReadFile(s.Path)
+			b, err := cluster.ReadManifest(s.Path)
 			if err != nil {
 				return nil, err
 			}

@@ -33,6 +33,7 @@ func check(v *Value, t reflect.Type, errs *diag.List) {
 		t = t.Elem()
 	}
 	if t.Kind() == reflect.Interface {
+		checkNumbers(v, errs)
 		return
 	}
 	want := describeType(t)
@@ -51,6 +52,12 @@ func check(v *Value, t reflect.Type, errs *diag.List) {
 		if t == durationType {
 			checkDuration(v, errs)
 			return
+		}
+		if t.Kind() != reflect.String {
+			if msg := yamlnode.Number(v.Node); msg != "" {
+				errs.Add(v.Pos, "%s", msg)
+				return
+			}
 		}
 		if !literalFits(v.lit, t) {
 			errs.Add(v.Pos, "expected %s, found %s", want, yamlnode.Describe(v.Node))
@@ -75,6 +82,36 @@ func check(v *Value, t reflect.Type, errs *diag.List) {
 			checkStruct(v, t, errs)
 		default:
 			errs.Add(v.Pos, "expected %s, found a mapping", want)
+		}
+	}
+}
+
+// CheckNumbers refuses, in a value whose type is YAML's reading of it (a
+// variable, a loop's list, a json or compute value), every number YAML
+// reads that labrun cannot hold: out of range (1e400, which yaml.v3 leaves
+// as the text "1e400", so the value would be a string), infinity, NaN.
+// Where a field takes a string the text is taken as written, so Check
+// refuses these only where a number or any value is expected.
+func CheckNumbers(v *Value) diag.List {
+	var errs diag.List
+	checkNumbers(v, &errs)
+	return errs
+}
+
+func checkNumbers(v *Value, errs *diag.List) {
+	switch {
+	case v == nil:
+	case v.kind == litKind:
+		if msg := yamlnode.Number(v.Node); msg != "" {
+			errs.Add(v.Pos, "%s", msg)
+		}
+	case v.kind == listKind:
+		for _, item := range v.items {
+			checkNumbers(item, errs)
+		}
+	case v.kind == mapKind:
+		for _, x := range v.vals {
+			checkNumbers(x, errs)
 		}
 	}
 }

@@ -16,7 +16,8 @@
 // step runs; env.go holds the run's values (Env.SetStep is the one
 // conversion of a result into them); structtype.go types compute's results;
 // orderedmap.go keeps mapping keys in the order written; funcs.go and
-// match.go are the functions expressions call; messages.go rewords
+// match.go are the functions expressions call; limits.go bounds what an
+// expression builds (ranges, repeat, replace); messages.go rewords
 // expr-lang's errors and closures.go warns of # in nested closures.
 package eval
 
@@ -387,6 +388,9 @@ func (c *Compiler) CompileAt(src string, at Where, ctx Context) (*Expr, error) {
 	}
 	if err := checkConstRegexps(tree); err != nil {
 		return nil, exprError(src, at, err)
+	}
+	if err := checkConstSizes(tree); err != nil {
+		return nil, exprError(src, pos, err)
 	}
 	if err := c.checkConstArgs(tree); err != nil {
 		return nil, exprError(src, at, err)

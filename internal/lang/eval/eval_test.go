@@ -3,6 +3,7 @@ package eval
 import (
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -465,5 +466,42 @@ func TestBytecodeOnFirstRun(t *testing.T) {
 	}
 	if a.prog.prog != made {
 		t.Error("the bytecode was made again")
+	}
+}
+
+// fromYAML refuses what labrun would not take as written, at its line and
+// column in the text, as the loader does in a playbook: a tag it drops, a
+// tag the value does not fit, a number it cannot hold. Keys are text.
+func TestFromYAML(t *testing.T) {
+	c := testCompiler()
+	env := c.NewEnv()
+	for _, tc := range []struct {
+		src  string
+		want any
+		err  string
+	}{
+		{"a: [1, 2]", map[string]any{"a": []any{1, 2}}, ""},
+		{"a: !!str 12\nb: 1e3", map[string]any{"a": "12", "b": 1000.0}, ""},
+		{"1e400: x", map[string]any{"1e400": "x"}, ""},
+		{"", nil, ""},
+		{"a: !!binary aGVsbG8=", nil, "fromYAML: line 1, column 4: YAML tag !!binary is not supported"},
+		{"a:\n  b: !Ref x", nil, "fromYAML: line 2, column 6: YAML tag !Ref is not supported"},
+		{"- !!python/object {x: 1}", nil, "fromYAML: line 1, column 3: YAML tag !!python/object is not supported"},
+		{"a: !!int abc", nil, `fromYAML: line 1, column 4: YAML tag !!int does not fit "abc"`},
+		{"a: [1, 1e400]", nil, "fromYAML: line 1, column 8: 1e400 is out of range"},
+		{"a: .inf", nil, "fromYAML: line 1, column 4: YAML reads .inf as infinity"},
+		{"a: [", nil, "fromYAML: yaml: line 1: did not find expected node content"},
+	} {
+		e, err := c.Compile("fromYAML("+strconv.Quote(tc.src)+")", diag.Pos{}, Context{Step: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.Eval(env)
+		switch {
+		case tc.err == "" && (err != nil || !reflect.DeepEqual(got, tc.want)):
+			t.Errorf("fromYAML(%q) = %#v, %v; want %#v", tc.src, got, err, tc.want)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("fromYAML(%q): error %v, want one saying %q", tc.src, err, tc.err)
+		}
 	}
 }

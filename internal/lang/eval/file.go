@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // maxFileSize bounds what file() reads: fixtures, not data sets.
@@ -16,7 +17,8 @@ const maxFileSize = 16 << 20
 // with (fromJSON(file("want.json"))). Every read goes through an os.Root
 // opened on dir, so neither "..", an absolute path nor a symbolic link
 // leads out of the playbook's directory; only regular files of at most 16
-// MiB are read. A constant path is checked when the playbook is validated.
+// MiB are read (a FIFO, a device or a socket is refused without waiting on
+// it). A constant path is checked when the playbook is validated.
 func FileFunction(dir string) Function {
 	read := func(path string) (string, error) {
 		if dir == "" {
@@ -30,7 +32,10 @@ func FileFunction(dir string) Function {
 			return "", fmt.Errorf("file(%q): %v", path, err)
 		}
 		defer root.Close()
-		f, err := root.Open(path)
+		// O_NONBLOCK: opening a FIFO for reading waits for a writer, and
+		// validate would hang on a pipe that no one writes to; the mode
+		// check below then refuses it.
+		f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return "", fmt.Errorf("file(%q): %v", path, plainPathError(err))
 		}
@@ -43,7 +48,7 @@ func FileFunction(dir string) Function {
 			return "", fmt.Errorf("file(%q): a directory, not a file", path)
 		}
 		if !st.Mode().IsRegular() {
-			return "", fmt.Errorf("file(%q): not a regular file (%s)", path, st.Mode().Type())
+			return "", fmt.Errorf("file(%q): %s, not a regular file", path, fileKind(st.Mode()))
 		}
 		if st.Size() > maxFileSize {
 			return "", fmt.Errorf("file(%q): %d bytes; file() reads at most %d", path, st.Size(), maxFileSize)
@@ -60,6 +65,19 @@ func FileFunction(dir string) Function {
 		return err
 	}
 	return f
+}
+
+// fileKind names what a path that is not a regular file is, for messages.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // plainPathError drops the operation and path os.Root puts in front of

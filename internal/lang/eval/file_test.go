@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // file() reads inside the playbook's directory only: a symbolic link out
@@ -54,5 +56,33 @@ func TestFileStaysInside(t *testing.T) {
 	}
 	if _, err := FileFunction("").Fn("in.txt"); err == nil {
 		t.Error("file() without a playbook directory read something")
+	}
+}
+
+// file() refuses what is not a regular file without waiting on it: opening
+// a FIFO for reading blocks until a writer comes, and validate hung there.
+func TestFileRefusesFIFO(t *testing.T) {
+	lab := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(lab, "fifo"), 0o600); err != nil {
+		t.Skipf("cannot make a FIFO: %v", err)
+	}
+	f := FileFunction(lab)
+	for _, read := range []struct {
+		name string
+		call func() error
+	}{
+		{"file()", func() error { _, err := f.Fn("fifo"); return err }},
+		{"CheckConst", func() error { return f.CheckConst("fifo") }},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- read.call() }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s of a FIFO: error %v, want one saying it is not a regular file", read.name, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s of a FIFO still blocked after 5s", read.name)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/labrun/labrun/internal/lang/yamlnode"
 	"gopkg.in/yaml.v3"
 )
 
@@ -228,6 +229,39 @@ func Difference(a, b []any) []any {
 	return out
 }
 
+// FromYAML is fromYAML(text): the value YAML text holds. What labrun
+// would not take as written is an error naming its line and column, as in
+// a playbook: a tag whose meaning labrun drops (!!binary, !Ref), one the
+// value does not fit, a number labrun cannot hold (1e400, .inf).
+func FromYAML(s string) (any, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
+		return nil, fmt.Errorf("fromYAML: %v", err)
+	}
+	problems := yamlnode.Tags(&doc)
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if msg := yamlnode.Number(n); msg != "" {
+			problems = append(problems, yamlnode.Problem{Node: n, Msg: msg})
+		}
+		for i, c := range n.Content {
+			if n.Kind != yaml.MappingNode || i%2 == 1 { // keys are text
+				walk(c)
+			}
+		}
+	}
+	walk(&doc)
+	if len(problems) > 0 {
+		p := problems[0]
+		return nil, fmt.Errorf("fromYAML: line %d, column %d: %s", p.Node.Line, p.Node.Column, p.Msg)
+	}
+	var v any
+	if err := doc.Decode(&v); err != nil {
+		return nil, fmt.Errorf("fromYAML: %v", err)
+	}
+	return v, nil
+}
+
 // Builtins returns labrun's helper functions, on top of expr-lang's own
 // (len, filter, map, split, upper, toJSON, fromJSON, sort, uniq, ...).
 func Builtins() []Function {
@@ -271,13 +305,7 @@ func Builtins() []Function {
 			return m, nil
 		}),
 		Unary("fields", "Split a string on runs of white space.", func(s string) ([]string, error) { return strings.Fields(s), nil }),
-		Unary("fromYAML", "Decode YAML text into maps, lists and scalars.", func(s string) (any, error) {
-			var v any
-			if err := yaml.Unmarshal([]byte(s), &v); err != nil {
-				return nil, fmt.Errorf("fromYAML: %v", err)
-			}
-			return v, nil
-		}),
+		Unary("fromYAML", "Decode YAML text into maps, lists and scalars; a tag other than !!str, !!int, !!float, !!bool, !!null, !!map and !!seq, or a number out of range, is an error.", FromYAML),
 		Unary("splitHostPort", "Split \"ip:port\" or \"[v6]:port\" into host and numeric port.", func(s string) (HostPort, error) {
 			h, p, err := net.SplitHostPort(s)
 			if err != nil {

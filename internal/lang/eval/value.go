@@ -282,13 +282,17 @@ func (v *Value) Exprs() []*Expr {
 	return out
 }
 
-// Locate is where text is written under key of a mapping value: the list
+// Locate is where text is written under key of a mapping value: the value
+// itself when it is a single value (a path, literal or ${{ }}), the list
 // item or mapping key equal to text, else key itself (the value's own
 // position when it has no such key).
 func (v *Value) Locate(key, text string) diag.Pos {
 	x := v.Lookup(key)
 	if x == nil {
 		return v.KeyPos(key)
+	}
+	if x.kind != listKind && x.kind != mapKind {
+		return x.Pos
 	}
 	for _, item := range x.Items() {
 		if lit, ok := item.Literal(); ok && fmt.Sprint(lit) == text {

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -38,14 +40,10 @@ const MaxFileSize = 4 << 20
 // the *fs.PathError; a schema that is not valid JSON or not a valid schema
 // gives a *diag.Error at the offending place in the file.
 func Load(path string) (*Schema, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > MaxFileSize {
+	data, err := readFile(path)
+	if errors.Is(err, errTooLarge) {
 		return nil, diag.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, "schema is larger than %d MiB", MaxFileSize>>20)
 	}
-	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +95,7 @@ func Parse(file string, data []byte) (*Schema, error) {
 	loc := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
+	c.UseLoader(jsonschema.SchemeURLLoader{"file": fileLoader{}})
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, diag.Errorf(diag.Pos{File: file}, "%v", err)
 	}
@@ -105,6 +104,67 @@ func Parse(file string, data []byte) (*Schema, error) {
 		return nil, compileError(file, data, doc, err)
 	}
 	return &Schema{file: file, s: s}, nil
+}
+
+var errTooLarge = fmt.Errorf("larger than %d MiB", MaxFileSize>>20)
+
+// readFile reads a schema file: a regular file of at most MaxFileSize
+// bytes. It is opened with O_NONBLOCK, since opening a FIFO for reading
+// waits for a writer and validate would hang on a pipe no one writes to;
+// a FIFO, a device or a socket is refused. A missing file gives the
+// *fs.PathError.
+func readFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, fileKind(fi.Mode()))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, errTooLarge
+	}
+	return data, nil
+}
+
+// fileKind names what a path that is not a regular file is, for messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// fileLoader reads the schema files a $ref names as Load reads the
+// schema itself (the library's own loader would block on a FIFO).
+type fileLoader struct{}
+
+func (fileLoader) Load(url string) (any, error) {
+	path, err := jsonschema.FileLoader{}.ToFile(url)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
 }
 
 // jsonError places a JSON syntax error on its line and column.

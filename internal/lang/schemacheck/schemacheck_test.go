@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const svcSchema = `{
@@ -271,6 +273,33 @@ func TestLocate(t *testing.T) {
 	for ptr, want := range map[string][2]int{"": {1, 1}, "/a": {2, 3}, "/a/1": {3, 5}, "/a/1/b": {3, 6}, "/c": {4, 3}, "/a/1/missing": {3, 5}} {
 		if l, c := Locate(doc, ptr); l != want[0] || c != want[1] {
 			t.Errorf("Locate(%q) = %d:%d, want %d:%d", ptr, l, c, want[0], want[1])
+		}
+	}
+}
+
+// A schema, or a file its $ref names, that is not a regular file is
+// refused without waiting on it: opening a FIFO for reading blocks until
+// a writer comes, and validate hung there.
+func TestLoadRefusesFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.json"), 0o600); err != nil {
+		t.Skipf("cannot make a FIFO: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "ref.json"), []byte(`{"properties": {"port": {"$ref": "fifo.json"}}}`), 0o644)
+	for _, tc := range []struct{ file, want string }{
+		{"fifo.json", filepath.Join(dir, "fifo.json") + " is a named pipe (FIFO), not a regular file"},
+		{"ref.json", "ref.json:1:1: $ref to file://" + filepath.Join(dir, "fifo.json") + ": " + filepath.Join(dir, "fifo.json") + " is a named pipe (FIFO), not a regular file"},
+		{".", dir + " is a directory, not a regular file"},
+	} {
+		done := make(chan error, 1)
+		go func() { _, err := Load(filepath.Join(dir, tc.file)); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Load(%s): error %v, want one saying %q", tc.file, err, tc.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Load(%s) still blocked after 5s", tc.file)
 		}
 	}
 }

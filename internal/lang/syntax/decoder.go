@@ -74,6 +74,15 @@ func (d *decoder) nonASCII(n *yaml.Node, what string) bool {
 	return true
 }
 
+// exprName is the name a refused step id or variable name suggests for
+// expressions (x-y as x_y), escaped as inside a Go string (x\ny): the
+// message is one line, and a raw newline or NUL would break that line or
+// reach the terminal.
+func exprName(name string) string {
+	q := strconv.Quote(strings.ReplaceAll(name, "-", "_"))
+	return q[1 : len(q)-1]
+}
+
 // checkNoAliases rejects anchors' aliases and merge keys. They are the
 // vector of "billion laughs" bombs, and vars already give reuse.
 // Only the first alias is reported: a bomb has thousands.

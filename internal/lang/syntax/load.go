@@ -53,7 +53,11 @@ func Load(file string, data []byte, actions []string) (*Playbook, error) {
 	}
 	d := newDecoder(file, actions)
 	pb := &Playbook{File: file, Root: root, Pos: d.pos(root), Source: data}
-	d.checkNoAliases(root)
+	if d.checkNoAliases(root) {
+		for _, p := range yamlnode.Tags(root) {
+			d.errorf(p.Node, "%s", p.Msg)
+		}
+	}
 	if len(d.errs) > 0 {
 		return nil, d.errs.Sort()
 	}

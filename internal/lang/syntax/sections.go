@@ -40,7 +40,7 @@ func (d *decoder) vars(n *yaml.Node) []*Var {
 			continue
 		}
 		if !varPattern.MatchString(k.Value) {
-			d.errorf(k, "variable name %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say vars.%s", k.Value, strings.ReplaceAll(k.Value, "-", "_"))
+			d.errorf(k, "variable name %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say vars.%s", k.Value, exprName(k.Value))
 			continue
 		}
 		out = append(out, &Var{Name: k.Value, Pos: d.pos(k), Value: val})
@@ -78,6 +78,7 @@ func (d *decoder) tasks(n *yaml.Node) []*Task {
 		return nil
 	}
 	seen := map[string]bool{}
+	titles := map[string]*Task{} // by title as a learner reads it
 	var out []*Task
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
@@ -92,7 +93,14 @@ func (d *decoder) tasks(n *yaml.Node) []*Task {
 			d.errorf(val, "task %s needs a title, the line the learner sees (e.g. %s: Scale web to 4 replicas), found %s", k.Value, k.Value, yamlnode.Describe(val))
 			continue
 		}
-		out = append(out, &Task{ID: k.Value, Title: val.Value, Number: len(out) + 1, Pos: d.pos(k)})
+		t := &Task{ID: k.Value, Title: val.Value, Number: len(out) + 1, Pos: d.pos(k)}
+		title := strings.ToLower(strings.Join(strings.Fields(val.Value), " "))
+		if first := titles[title]; first != nil {
+			d.errorf(val, "task %s has the same title as task %s (line %d), %q: a learner could not tell the two apart; give each its own title", k.Value, first.ID, first.Pos.Line, val.Value)
+		} else {
+			titles[title] = t
+		}
+		out = append(out, t)
 	}
 	if len(n.Content) == 0 {
 		d.errorf(n, "tasks is empty; declare the lab's tasks (id: title) or leave tasks out")

@@ -74,7 +74,7 @@ func (d *decoder) step(n *yaml.Node) *Step {
 		d.errorf(n, "step has no id; add id: <name> so later steps can refer to it")
 	} else if s.ID.Node != nil && d.nonASCII(s.ID.Node, "step id") {
 	} else if s.ID.Node != nil && !idPattern.MatchString(s.ID.Value) {
-		d.errorf(s.ID.Node, "step id %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say steps.%s", s.ID.Value, strings.ReplaceAll(s.ID.Value, "-", "_"))
+		d.errorf(s.ID.Node, "step id %q must be an identifier (letters, digits, _; not starting with a digit) so expressions can say steps.%s", s.ID.Value, exprName(s.ID.Value))
 	}
 	if seen[ParallelKey] {
 		d.checkParallelStep(n, s)
