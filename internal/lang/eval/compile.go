@@ -390,7 +390,7 @@ func (c *Compiler) CompileAt(src string, at Where, ctx Context) (*Expr, error) {
 		return nil, exprError(src, at, err)
 	}
 	if err := checkConstSizes(tree); err != nil {
-		return nil, exprError(src, pos, err)
+		return nil, exprError(src, at, err)
 	}
 	if err := c.checkConstArgs(tree); err != nil {
 		return nil, exprError(src, at, err)
