@@ -67,7 +67,7 @@ func applyObjects(ctx context.Context, rt *Runtime, spec *ApplySpec) (*ApplyResu
 	for i, o := range spec.Objects {
 		b, err := json.Marshal(o)
 		if err != nil {
-			return nil, fmt.Errorf("objects[%d]: %v", i, err)
+			return nil, fmt.Errorf("objects[%d]: %w", i, err)
 		}
 		sources = append(sources, cluster.ManifestSource{Text: string(b), Label: fmt.Sprintf("objects[%d]", i)})
 	}

@@ -133,7 +133,7 @@ func checkHTTP(spec *eval.Value, sc *StaticContext) diag.List {
 func checkURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("url %q: %v", s, errors.Unwrap(err))
+		return fmt.Errorf("url %q: %w", s, errors.Unwrap(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("url %q: expected an http:// or https:// URL", s)
@@ -225,7 +225,7 @@ func requestBody(spec *HTTPSpec) (io.Reader, string, error) {
 	case spec.JSON != nil:
 		b, err := json.Marshal(spec.JSON)
 		if err != nil {
-			return nil, "", fmt.Errorf("json: %v", err)
+			return nil, "", fmt.Errorf("json: %w", err)
 		}
 		return bytes.NewReader(b), "application/json", nil
 	case spec.Body != "":
@@ -245,7 +245,7 @@ func httpClient(spec *HTTPSpec) (*http.Client, error) {
 	if spec.CAFile != "" {
 		pem, err := os.ReadFile(spec.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("caFile: %v", err)
+			return nil, fmt.Errorf("caFile: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
@@ -294,7 +294,7 @@ func readResponse(resp *http.Response, res *HTTPResult) error {
 	res.Body = body.String()
 	if isJSON(resp.Header.Get("Content-Type")) && len(bytes.TrimSpace(body.Bytes())) > 0 {
 		if err := json.Unmarshal(body.Bytes(), &res.JSON); err != nil {
-			return fmt.Errorf("the response says it is JSON (%s) but is not: %v", resp.Header.Get("Content-Type"), err)
+			return fmt.Errorf("the response says it is JSON (%s) but is not: %w", resp.Header.Get("Content-Type"), err)
 		}
 	}
 	return nil
@@ -315,5 +315,5 @@ func describeHTTPError(reqCtx context.Context, method, rawURL string, timeout ti
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Errorf("%s %s: %v", method, rawURL, err)
+	return fmt.Errorf("%s %s: %w", method, rawURL, err)
 }

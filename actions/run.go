@@ -165,7 +165,7 @@ func runProgram(ctx context.Context, rt *Runtime, spec *RunSpec) (*RunResult, er
 	case errors.As(err, &exitErr):
 		res.ExitCode = exitErr.ExitCode()
 		if res.ExitCode < 0 { // killed by a signal
-			return res, fmt.Errorf("%s was killed: %v", argv[0], err)
+			return res, fmt.Errorf("%s was killed: %w", argv[0], err)
 		}
 		if !spec.AllowFailure {
 			return res, fmt.Errorf("%s exited with code %d: %s", ShellQuote(argv), res.ExitCode, tail(res.Stderr))

@@ -176,7 +176,7 @@ func render(spec *WriteSpec) ([]byte, any, error) {
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(spec.JSON); err != nil {
-			return nil, nil, fmt.Errorf("cannot render JSON: %v", err)
+			return nil, nil, fmt.Errorf("cannot render JSON: %w", err)
 		}
 		return b.Bytes(), eval.Plain(spec.JSON), nil
 	case spec.KV != nil:

@@ -213,7 +213,7 @@ func newComparison(rt *Runtime, spec *WriteSpec, path string) (*Comparison, erro
 	check := func(key, text string) {
 		p, err := keypath.Parse(text)
 		if err != nil {
-			errs = append(errs, &SpecError{Key: key, Text: text, Err: fmt.Errorf("%s: %v", key, err)})
+			errs = append(errs, &SpecError{Key: key, Text: text, Err: fmt.Errorf("%s: %w", key, err)})
 			return
 		}
 		if why := renderedLacks(data, p, nil); why != "" {
@@ -236,7 +236,7 @@ func looseKeys(x any) ([]LooseKey, error) {
 	add := func(path, reason string) error {
 		p, err := keypath.Parse(path)
 		if err != nil {
-			return fmt.Errorf("loose: %v", err)
+			return fmt.Errorf("loose: %w", err)
 		}
 		out = append(out, LooseKey{Path: p, Reason: reason})
 		return nil

@@ -33,7 +33,7 @@ func (p *Plan) Env(mode actions.Mode, getenv func(string) string, secrets *secre
 		}
 		x, err := v.Value.Eval(env)
 		if err != nil {
-			return nil, fmt.Errorf("variable %s: %v", v.Name, err)
+			return nil, fmt.Errorf("variable %s: %w", v.Name, err)
 		}
 		if secrets != nil && slices.Contains(p.Secret, v.Name) {
 			addSecret(secrets, eval.Plain(x))

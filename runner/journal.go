@@ -59,12 +59,12 @@ func OpenJournal(d *outdir.Dir, resume bool) (*Journal, error) {
 	}
 	f, err := d.OpenJournal(!resume)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open journal: %v", err)
+		return nil, fmt.Errorf("cannot open journal: %w", err)
 	}
 	j.f = f
 	if err := j.f.Truncate(j.size); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("cannot cut the torn last line of journal %s: %v", j.path, err)
+		return nil, fmt.Errorf("cannot cut the torn last line of journal %s: %w", j.path, err)
 	}
 	return j, nil
 }
@@ -101,11 +101,11 @@ func (j *Journal) Loaded() map[string]journalEntry { return j.loaded }
 func (j *Journal) Append(rec *StepRecord) error {
 	res, err := rec.ResultJSON()
 	if err != nil {
-		return fmt.Errorf("cannot record step %s in journal %s: %v", rec.ID, j.path, err)
+		return fmt.Errorf("cannot record step %s in journal %s: %w", rec.ID, j.path, err)
 	}
 	line, err := json.Marshal(journalEntry{ID: rec.ID, Action: rec.Action, Finished: time.Now(), Result: res})
 	if err != nil {
-		return fmt.Errorf("cannot record step %s in journal %s: %v", rec.ID, j.path, err)
+		return fmt.Errorf("cannot record step %s in journal %s: %w", rec.ID, j.path, err)
 	}
 	line = append(j.redact.Bytes(line), '\n')
 	j.mu.Lock()
@@ -116,7 +116,7 @@ func (j *Journal) Append(rec *StepRecord) error {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return fmt.Errorf("cannot write journal %s: %v", j.path, err)
+		return fmt.Errorf("cannot write journal %s: %w", j.path, err)
 	}
 	j.size += int64(len(line))
 	return nil
@@ -163,7 +163,7 @@ func (r *Runner) restore() (map[string]*StepRecord, error) {
 		}
 		res, err := r.decodeEntry(s, e)
 		if err != nil {
-			return nil, fmt.Errorf("--from %s: %v", r.From, err)
+			return nil, fmt.Errorf("--from %s: %w", r.From, err)
 		}
 		rec := newRecord(s)
 		rec.Status, rec.Result = Restored, res
@@ -179,7 +179,7 @@ func (r *Runner) decodeEntry(s *StepPlan, e journalEntry) (any, error) {
 	}
 	p := reflect.New(s.Result)
 	if err := e.decode(p.Interface()); err != nil {
-		return nil, fmt.Errorf("journal entry of step %s: %v", s.ID, err)
+		return nil, fmt.Errorf("journal entry of step %s: %w", s.ID, err)
 	}
 	if s.Loop != nil {
 		return p.Elem().Interface(), nil

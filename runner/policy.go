@@ -236,9 +236,9 @@ func (x *execution) retry() (any, error) {
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && x.ctx.Err() != nil {
 		var limit *runTimeout
 		if errors.As(context.Cause(x.ctx), &limit) {
-			err = timedOut(err, fmt.Errorf("%s: %v", limit, err))
+			err = timedOut(err, fmt.Errorf("%s: %w", limit, err))
 		} else {
-			err = timedOut(err, fmt.Errorf("step timed out after %s: %v", s.Timeout, err))
+			err = timedOut(err, fmt.Errorf("step timed out after %s: %w", s.Timeout, err))
 		}
 	} else if err != nil && errors.Is(x.ctx.Err(), context.DeadlineExceeded) {
 		// the action said in its own words that the time ran out (a

@@ -101,7 +101,7 @@ func (r *Runner) prepare() error {
 	if r.Plan.OutputDir != nil {
 		x, err := r.Plan.OutputDir.Eval(r.env)
 		if err != nil {
-			return fmt.Errorf("outputDir: %v", err)
+			return fmt.Errorf("outputDir: %w", err)
 		}
 		dir, ok := x.(string)
 		if !ok || dir == "" {

@@ -232,7 +232,7 @@ func (r *Runner) finish(ctx context.Context, l *ledger) (*Outcome, error) {
 	if r.journal != nil {
 		r.journal.Close()
 		if err := r.Runtime.Out.FinishRun(string(out.Status)); err != nil {
-			return nil, fmt.Errorf("cannot record the run's end: %v", err)
+			return nil, fmt.Errorf("cannot record the run's end: %w", err)
 		}
 	}
 	if r.Observer != nil {

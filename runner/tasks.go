@@ -184,14 +184,14 @@ func (p *Plan) SelectTasks(tasks []string, upto string) ([]*syntax.Task, error) 
 	for _, a := range tasks {
 		t, err := p.Task(a)
 		if err != nil {
-			return nil, fmt.Errorf("--task %s: %v", a, err)
+			return nil, fmt.Errorf("--task %s: %w", a, err)
 		}
 		out = appendNew(out, t)
 	}
 	if upto != "" {
 		last, err := p.Task(upto)
 		if err != nil {
-			return nil, fmt.Errorf("--upto %s: %v", upto, err)
+			return nil, fmt.Errorf("--upto %s: %w", upto, err)
 		}
 		for _, t := range p.Tasks[:last.Number] {
 			out = appendNew(out, t)

@@ -140,7 +140,7 @@ func carryFiles(j *fleet.Job, ts *fleet.Targets, includes []string) error {
 		}
 		data, err := os.ReadFile(filepath.Join(filepath.Dir(j.Playbook), p))
 		if err != nil {
-			return fmt.Errorf("--include %s: %v", p, err)
+			return fmt.Errorf("--include %s: %w", p, err)
 		}
 		j.Includes = append(j.Includes, fleet.File{Path: filepath.ToSlash(filepath.Clean(p)), Data: data})
 	}

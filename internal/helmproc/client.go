@@ -128,7 +128,7 @@ func (c *Client) read(out io.Reader) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer close(c.done)
-	c.exited = fmt.Errorf("%s stopped (%v)%s", Binary, err, c.stderr.said())
+	c.exited = fmt.Errorf("%s stopped (%w)%s", Binary, err, c.stderr.said())
 	for id, ch := range c.waiting {
 		ch <- Response{ID: id, Error: &Error{Message: c.exited.Error()}}
 		delete(c.waiting, id)

@@ -175,7 +175,7 @@ func (c *Client) execOnce(ctx context.Context, opts execOptions) (execRun, error
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return res, fmt.Errorf("exec %s: %w (after %d attempts, last error: %v)", what, ctx.Err(), res.Attempts, c.scrub(err))
+			return res, fmt.Errorf("exec %s: %w (after %d attempts, last error: %w)", what, ctx.Err(), res.Attempts, c.scrub(err))
 		case <-t.C:
 		}
 		delay = min(delay*2, execRetryMax)

@@ -89,11 +89,11 @@ func DecodeText(source string, data []byte) ([]Manifest, error) {
 		// machinery expects in unstructured objects, e.g. spec.replicas).
 		js, err := yaml.YAMLToJSON(doc.text)
 		if err != nil {
-			return nil, fmt.Errorf("%s: invalid YAML/JSON: %v", where, err)
+			return nil, fmt.Errorf("%s: invalid YAML/JSON: %w", where, err)
 		}
 		var obj map[string]any
 		if err := utiljson.Unmarshal(js, &obj); err != nil {
-			return nil, fmt.Errorf("%s: not an object: %v", where, err)
+			return nil, fmt.Errorf("%s: not an object: %w", where, err)
 		}
 		if obj == nil {
 			continue // e.g. a document that is just "null" or "~"

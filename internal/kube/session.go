@@ -362,7 +362,7 @@ func (s *shellSession) init(ctx context.Context) error {
 		return err
 	}
 	if _, err := io.WriteString(s.stdin, sessionInit+"printf '\\n%s %s\\n' "+ready+" \"$__labrun_ok\"\n"); err != nil {
-		return fmt.Errorf("%w: %v", errNoShell, err)
+		return fmt.Errorf("%w: %w", errNoShell, err)
 	}
 	octx, cancel := context.WithTimeout(ctx, sessionOpenTimeout)
 	defer cancel()
@@ -383,7 +383,7 @@ func (s *shellSession) init(ctx context.Context) error {
 		case <-s.done:
 			// The shell could not start or exited at once (no sh in the
 			// image, a distroless container).
-			return fmt.Errorf("%w: %v", errNoShell, s.err)
+			return fmt.Errorf("%w: %w", errNoShell, s.err)
 		case <-octx.Done():
 			return fmt.Errorf("open exec session: %w", octx.Err())
 		}

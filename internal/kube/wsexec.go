@@ -237,7 +237,7 @@ func (s *wsStream) receive(ctx context.Context, opts clientremotecommand.StreamO
 			if gwebsocket.IsCloseError(err, gwebsocket.CloseNormalClosure) {
 				return ErrExitStatusLost
 			}
-			return fmt.Errorf("%w: %v", ErrExitStatusLost, err)
+			return fmt.Errorf("%w: %w", ErrExitStatusLost, err)
 		}
 		_ = s.conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
 		if typ != gwebsocket.BinaryMessage || len(msg) == 0 {
@@ -276,7 +276,7 @@ func (s *wsStream) receive(ctx context.Context, opts clientremotecommand.StreamO
 func decodeExecStatus(b []byte) error {
 	var st metav1.Status
 	if err := json.Unmarshal(b, &st); err != nil {
-		return fmt.Errorf("exec: bad status from server: %v", err)
+		return fmt.Errorf("exec: bad status from server: %w", err)
 	}
 	if st.Status == metav1.StatusSuccess {
 		return nil

@@ -24,6 +24,8 @@ import (
 	"sync"
 	"syscall"
 	"unicode"
+
+	"github.com/labrun/labrun/internal/lang/osroot"
 )
 
 // StateDir is the directory inside the output directory that labrun keeps
@@ -54,12 +56,12 @@ func Create(path string) (*Dir, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create output directory: %v", err)
+		return nil, fmt.Errorf("cannot create output directory: %w", err)
 	}
 	// Mkdir makes the directory or finds one already there, in one step:
 	// nobody can slip a link in between a check and the creation.
 	if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("cannot create output directory: %v", err)
+		return nil, fmt.Errorf("cannot create output directory: %w", err)
 	}
 	d, err := open(path)
 	if err != nil {
@@ -108,7 +110,7 @@ func (d *Dir) removeTemps() error {
 			return nil
 		}
 		if err := d.root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("cannot remove %s, left by an interrupted write: %v", d.Abs(p), unwrap(err))
+			return fmt.Errorf("cannot remove %s, left by an interrupted write: %w", d.Abs(p), unwrap(err))
 		}
 		return nil
 	})
@@ -145,7 +147,7 @@ func open(path string) (*Dir, error) {
 	}
 	root, err := os.OpenRoot(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open output directory: %v", err)
+		return nil, fmt.Errorf("cannot open output directory: %w", err)
 	}
 	after, err := root.Stat(".")
 	if err != nil || !os.SameFile(before, after) {
@@ -275,13 +277,13 @@ func (d *Dir) write(rel string, data []byte) error {
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %v", d.Abs(rel), unwrap(err))
+		return fmt.Errorf("write %s: %w", d.Abs(rel), unwrap(err))
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %v", d.Abs(rel), unwrap(err))
+		return fmt.Errorf("write %s: %w", d.Abs(rel), unwrap(err))
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %v", d.Abs(rel), unwrap(err))
+		return fmt.Errorf("write %s: %w", d.Abs(rel), unwrap(err))
 	}
 	if err := d.root.Rename(tmp, rel); err != nil {
 		return d.explain(rel, err)
@@ -395,10 +397,9 @@ func (d *Dir) ReadJournal() ([]byte, error) {
 }
 
 // explain rewords an error of the root for rel: os.Root says only "path
-// escapes from parent" (its error value is not exported, hence the text
-// match) when a link leads out.
+// escapes from parent" when a link leads out.
 func (d *Dir) explain(rel string, err error) error {
-	if strings.Contains(err.Error(), "path escapes from parent") {
+	if osroot.Escapes(err) {
 		return fmt.Errorf("output path %s leaves the output directory through a symbolic link", rel)
 	}
 	var pe *fs.PathError

@@ -101,7 +101,7 @@ func (d *Dir) record(rel string) error {
 	}
 	d.run.Files = slices.Insert(d.run.Files, i, rel)
 	if err := d.saveStatus(); err != nil {
-		return fmt.Errorf("wrote %s but cannot record it in %s: %v", d.Abs(rel), d.Abs(StatusFile), err)
+		return fmt.Errorf("wrote %s but cannot record it in %s: %w", d.Abs(rel), d.Abs(StatusFile), err)
 	}
 	return nil
 }
@@ -133,7 +133,7 @@ func (d *Dir) removeFiles(files []string) error {
 			continue
 		}
 		if err := d.root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("cannot remove %s, written by the previous run: %v", d.Abs(rel), unwrap(err))
+			return fmt.Errorf("cannot remove %s, written by the previous run: %w", d.Abs(rel), unwrap(err))
 		}
 	}
 	return nil
@@ -154,7 +154,7 @@ func (d *Dir) ReadStatus() (*RunStatus, error) {
 	}
 	var st RunStatus
 	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("run status %s: %v", d.Abs(StatusFile), err)
+		return nil, fmt.Errorf("run status %s: %w", d.Abs(StatusFile), err)
 	}
 	switch {
 	case st.RunID == "":

@@ -54,7 +54,7 @@ func ReadOutputs(ts *Targets) ([]File, error) {
 		out = append(out, File{Path: prefix + "/.index"})
 		files, err := readLearner(filepath.Join(ts.OutputsDir, t.Name), prefix+"/"+t.Name+"/")
 		if err != nil {
-			return nil, fmt.Errorf("target %q: %v", t.Name, err)
+			return nil, fmt.Errorf("target %q: %w", t.Name, err)
 		}
 		for _, f := range files {
 			if size += len(f.Data) + len(outputsKey(f)); size > maxConfigMap {

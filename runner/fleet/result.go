@@ -228,7 +228,7 @@ func ParseLine(data []byte) (Result, error) {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return Result{}, fmt.Errorf("not a result line: %v", err)
+		return Result{}, fmt.Errorf("not a result line: %w", err)
 	}
 	if r.Target == "" || r.Verdict == "" {
 		return Result{}, fmt.Errorf("not a result line: no target or verdict")

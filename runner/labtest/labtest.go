@@ -85,11 +85,11 @@ func changeAll(files []*runner.GradedFile, dir, scratch *outdir.Dir) ([]Change, 
 		c := f.Comparison
 		orig, err := dir.ReadFile(c.Path, maxFile)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", c.Path, err)
+			return nil, fmt.Errorf("%s: %w", c.Path, err)
 		}
 		muts, err := mutations(c.Kind, orig)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", c.Path, err)
+			return nil, fmt.Errorf("%s: %w", c.Path, err)
 		}
 		for _, m := range muts {
 			if err := scratch.WriteFile(c.Path, m.content); err != nil {
@@ -153,7 +153,7 @@ func mutations(kind string, orig []byte) ([]mutation, error) {
 // list.
 func jsonMutations(orig []byte) ([]mutation, error) {
 	if _, err := decode(orig); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
+		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
 	var out []mutation
 	var walk func(p keypath.Path, v any) error

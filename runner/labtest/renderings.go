@@ -56,11 +56,11 @@ func renderAll(files []*runner.GradedFile, dir, scratch *outdir.Dir) ([]Renderin
 		c := f.Comparison
 		orig, err := dir.ReadFile(c.Path, maxFile)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", c.Path, err)
+			return nil, fmt.Errorf("%s: %w", c.Path, err)
 		}
 		rs, err := renderings(c.Kind, orig)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", c.Path, err)
+			return nil, fmt.Errorf("%s: %w", c.Path, err)
 		}
 		for _, r := range rs {
 			if err := scratch.WriteFile(c.Path, r.content); err != nil {
@@ -90,7 +90,7 @@ func renderings(kind string, orig []byte) ([]rendering, error) {
 	case "json":
 		doc, err := decode(orig)
 		if err != nil {
-			return nil, fmt.Errorf("not valid JSON: %v", err)
+			return nil, fmt.Errorf("not valid JSON: %w", err)
 		}
 		w := jsonWriter{}
 		add("keys in alphabetical order", w.write(doc, "  ", "\n", false))

@@ -59,7 +59,7 @@ func (e *Env) SetVar(name string, v any) error {
 	f := e.vars.Field(i)
 	rv, err := fit(v, f.Type())
 	if err != nil {
-		return fmt.Errorf("variable %s: %v", name, err)
+		return fmt.Errorf("variable %s: %w", name, err)
 	}
 	f.Set(rv)
 	return nil
@@ -95,7 +95,7 @@ func (e *Env) SetStep(id string, v any) (any, error) {
 	f := e.steps.Elem().Field(i)
 	rv, err := fit(v, f.Type())
 	if err != nil {
-		return nil, fmt.Errorf("step %s: %v", id, err)
+		return nil, fmt.Errorf("step %s: %w", id, err)
 	}
 	f.Set(rv)
 	return rv.Interface(), nil
@@ -167,7 +167,7 @@ func fit(v any, t reflect.Type) (reflect.Value, error) {
 		for i := 0; i < rv.Len(); i++ {
 			e, err := fit(rv.Index(i).Interface(), t.Elem())
 			if err != nil {
-				return reflect.Value{}, fmt.Errorf("item %d: %v", i, err)
+				return reflect.Value{}, fmt.Errorf("item %d: %w", i, err)
 			}
 			out.Index(i).Set(e)
 		}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/labrun/labrun/internal/lang/osroot"
 )
 
 // maxFileSize bounds what file() reads: fixtures, not data sets.
@@ -29,7 +31,7 @@ func FileFunction(dir string) Function {
 		}
 		root, err := os.OpenRoot(dir)
 		if err != nil {
-			return "", fmt.Errorf("file(%q): %v", path, err)
+			return "", fmt.Errorf("file(%q): %w", path, err)
 		}
 		defer root.Close()
 		// O_NONBLOCK: opening a FIFO for reading waits for a writer, and
@@ -37,12 +39,12 @@ func FileFunction(dir string) Function {
 		// check below then refuses it.
 		f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
-			return "", fmt.Errorf("file(%q): %v", path, plainPathError(err))
+			return "", fmt.Errorf("file(%q): %w", path, plainPathError(err))
 		}
 		defer f.Close()
 		st, err := f.Stat()
 		if err != nil {
-			return "", fmt.Errorf("file(%q): %v", path, err)
+			return "", fmt.Errorf("file(%q): %w", path, err)
 		}
 		if st.IsDir() {
 			return "", fmt.Errorf("file(%q): a directory, not a file", path)
@@ -55,7 +57,7 @@ func FileFunction(dir string) Function {
 		}
 		b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 		if err != nil {
-			return "", fmt.Errorf("file(%q): %v", path, err)
+			return "", fmt.Errorf("file(%q): %w", path, err)
 		}
 		return string(b), nil
 	}
@@ -86,7 +88,7 @@ func plainPathError(err error) error {
 	if pe, ok := err.(*os.PathError); ok {
 		err = pe.Err
 	}
-	if strings.Contains(err.Error(), "escapes from parent") {
+	if osroot.Escapes(err) {
 		return fmt.Errorf("it leads out of the playbook's directory")
 	}
 	return err

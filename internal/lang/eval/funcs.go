@@ -183,7 +183,7 @@ func compileRegexp(pattern string) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("bad regular expression %q: %v", pattern, err)
+		return nil, fmt.Errorf("bad regular expression %q: %w", pattern, err)
 	}
 	regexps.Store(pattern, re)
 	return re, nil
@@ -236,7 +236,7 @@ func Difference(a, b []any) []any {
 func FromYAML(s string) (any, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
-		return nil, fmt.Errorf("fromYAML: %v", err)
+		return nil, fmt.Errorf("fromYAML: %w", err)
 	}
 	problems := yamlnode.Tags(&doc)
 	var walk func(n *yaml.Node)
@@ -257,7 +257,7 @@ func FromYAML(s string) (any, error) {
 	}
 	var v any
 	if err := doc.Decode(&v); err != nil {
-		return nil, fmt.Errorf("fromYAML: %v", err)
+		return nil, fmt.Errorf("fromYAML: %w", err)
 	}
 	return v, nil
 }
@@ -309,7 +309,7 @@ func Builtins() []Function {
 		Unary("splitHostPort", "Split \"ip:port\" or \"[v6]:port\" into host and numeric port.", func(s string) (HostPort, error) {
 			h, p, err := net.SplitHostPort(s)
 			if err != nil {
-				return HostPort{}, fmt.Errorf("splitHostPort(%q): %v", s, err)
+				return HostPort{}, fmt.Errorf("splitHostPort(%q): %w", s, err)
 			}
 			port, err := strconv.Atoi(p)
 			if err != nil {

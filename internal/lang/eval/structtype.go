@@ -54,7 +54,7 @@ func toStruct(m map[string]any, t reflect.Type) (reflect.Value, error) {
 		key := f.Tag.Get("expr")
 		rv, err := fit(Plain(m[key]), f.Type)
 		if err != nil {
-			return reflect.Value{}, fmt.Errorf("%s: %v", key, err)
+			return reflect.Value{}, fmt.Errorf("%s: %w", key, err)
 		}
 		out.Elem().Field(i).Set(rv)
 	}

@@ -72,7 +72,7 @@ func Read(path string) (*Previous, error) {
 	}
 	schema, err := schemacheck.Parse(schemas.ReportFile, schemas.Report)
 	if err != nil {
-		return nil, fmt.Errorf("labrun's own report schema: %v", err)
+		return nil, fmt.Errorf("labrun's own report schema: %w", err)
 	}
 	var errs diag.List
 	for _, p := range schema.Validate(doc) {

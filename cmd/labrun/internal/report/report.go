@@ -76,7 +76,7 @@ func JSON(o *runner.Outcome) ([]byte, error) {
 		}
 		step, err := stepParts(rec)
 		if err != nil {
-			return nil, fmt.Errorf("step %s: %v", rec.ID, err)
+			return nil, fmt.Errorf("step %s: %w", rec.ID, err)
 		}
 		parts = append(append(parts, []byte(sep)), step...)
 	}
