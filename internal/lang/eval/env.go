@@ -255,7 +255,7 @@ func (x *Expr) Eval(env *Env) (any, error) {
 	}
 	out, err := vm.Run(prog, env.root(x.envType).Interface())
 	if err != nil {
-		return nil, &RunError{diag.Errorf(x.Pos, "expression %s: %v", quoteExpr(x.Src), FirstLine(err.Error())), x}
+		return nil, &RunError{diag.Errorf(x.Pos, "expression %s: %s", quoteExpr(x.Src), overBudget(FirstLine(err.Error()))), x}
 	}
 	return out, nil
 }

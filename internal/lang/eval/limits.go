@@ -204,3 +204,14 @@ func RangeLen(src string) (uint64, bool) {
 	}
 	return 0, false
 }
+
+// overBudget names labrun's limit in expr-lang's message for an evaluation
+// that built too much (a range 1..vars.n with a huge n). expr-lang panics
+// with a plain string there, no error value, so its words are all there is
+// to recognise it by.
+func overBudget(msg string) string {
+	if !strings.Contains(msg, "memory budget exceeded") {
+		return msg
+	}
+	return msg + fmt.Sprintf(" (an expression may build fewer than %d list items, map entries and bytes of repeat in all: docs/language.md#limits)", MemoryBudget)
+}
