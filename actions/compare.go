@@ -1,5 +1,11 @@
 package actions
 
+// Grading a written file. The write action (write.go) makes a Comparison
+// in check mode (newComparison) and grades the learner's file through it;
+// the comparison reads the file's values (filevalues.go) and, for loose and
+// hints paths, what the rendered file holds (writepaths.go), and never the
+// action: data flows one way, from the action to its grading.
+
 import (
 	"bytes"
 	"encoding/json"
@@ -332,14 +338,6 @@ func (d *differ) schema(name string, text []byte, learner any) {
 	}
 }
 
-// show names the value at p in a message ("the file" for the whole file).
-func show(p keypath.Path) string {
-	if len(p) == 0 {
-		return "the file"
-	}
-	return p.String()
-}
-
 // orderOf gives, for an object of the rendered value x, its keys in the
 // order the playbook wrote them (nil when x has no such object there).
 func orderOf(x any) func(keypath.Path) []string {
@@ -374,4 +372,84 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// newComparison gathers what check compares for one rendered write spec,
+// refusing a loose or hints path the rendered file does not have (when no
+// schema says which values the file may hold).
+func newComparison(rt *Runtime, spec *WriteSpec, path string) (*Comparison, error) {
+	g := &Comparison{Path: path, spec: spec}
+	switch {
+	case spec.JSON != nil:
+		g.Kind = "json"
+	case spec.KV != nil:
+		g.Kind = "kv"
+	default:
+		g.Kind = "text"
+	}
+	if spec.Schema != "" {
+		g.schema = rt.ResolveInput(spec.Schema)
+	}
+	var err error
+	if g.loose, err = looseKeys(spec.Loose); err != nil {
+		return nil, err
+	}
+	if g.Kind != "json" || g.schema != "" {
+		return g, nil
+	}
+	data := jsonRoundTrip(spec.JSON)
+	var errs []error
+	check := func(key, text string) {
+		p, err := keypath.Parse(text)
+		if err != nil {
+			errs = append(errs, &SpecError{Key: key, Text: text, Err: fmt.Errorf("%s: %w", key, err)})
+			return
+		}
+		if why := renderedLacks(data, p, nil); why != "" {
+			errs = append(errs, &SpecError{Key: key, Text: text, Err: fmt.Errorf("%s %s: the file as rendered has no such value: %s", key, p, why)})
+		}
+	}
+	for _, l := range g.loose {
+		check("loose", l.Path.String())
+	}
+	for _, k := range slices.Sorted(maps.Keys(spec.Hints)) {
+		check("hints", k)
+	}
+	return g, errors.Join(errs...)
+}
+
+// looseKeys reads the decoded loose value: a list of paths, or a mapping
+// of path: reason.
+func looseKeys(x any) ([]LooseKey, error) {
+	var out []LooseKey
+	add := func(path, reason string) error {
+		p, err := keypath.Parse(path)
+		if err != nil {
+			return fmt.Errorf("loose: %w", err)
+		}
+		out = append(out, LooseKey{Path: p, Reason: reason})
+		return nil
+	}
+	switch v := x.(type) {
+	case nil:
+	case []any:
+		for _, item := range v {
+			s, ok := item.(string)
+			if !ok {
+				return nil, fmt.Errorf("loose: %s is not a path", eval.Show(item))
+			}
+			if err := add(s, ""); err != nil {
+				return nil, err
+			}
+		}
+	case *eval.Map:
+		for _, k := range v.Keys {
+			if err := add(k, eval.Format(v.Values[k])); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, fmt.Errorf("loose must be a list of paths or a mapping of path: reason, got %s", eval.Show(x))
+	}
+	return out, nil
 }

@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -183,84 +182,4 @@ func renderedLacks(x any, p, at keypath.Path) string {
 		return anyItemHas(len(v), func(i int) string { return renderedLacks(v[i], p[1:], at.Index(-1)) })
 	}
 	return fmt.Sprintf("%s is %s, not an object or a list", show(at), jsonKind(x))
-}
-
-// newComparison gathers what check compares for one rendered write spec,
-// refusing a loose or hints path the rendered file does not have (when no
-// schema says which values the file may hold).
-func newComparison(rt *Runtime, spec *WriteSpec, path string) (*Comparison, error) {
-	g := &Comparison{Path: path, spec: spec}
-	switch {
-	case spec.JSON != nil:
-		g.Kind = "json"
-	case spec.KV != nil:
-		g.Kind = "kv"
-	default:
-		g.Kind = "text"
-	}
-	if spec.Schema != "" {
-		g.schema = rt.ResolveInput(spec.Schema)
-	}
-	var err error
-	if g.loose, err = looseKeys(spec.Loose); err != nil {
-		return nil, err
-	}
-	if g.Kind != "json" || g.schema != "" {
-		return g, nil
-	}
-	data := jsonRoundTrip(spec.JSON)
-	var errs []error
-	check := func(key, text string) {
-		p, err := keypath.Parse(text)
-		if err != nil {
-			errs = append(errs, &SpecError{Key: key, Text: text, Err: fmt.Errorf("%s: %w", key, err)})
-			return
-		}
-		if why := renderedLacks(data, p, nil); why != "" {
-			errs = append(errs, &SpecError{Key: key, Text: text, Err: fmt.Errorf("%s %s: the file as rendered has no such value: %s", key, p, why)})
-		}
-	}
-	for _, l := range g.loose {
-		check("loose", l.Path.String())
-	}
-	for _, k := range slices.Sorted(maps.Keys(spec.Hints)) {
-		check("hints", k)
-	}
-	return g, errors.Join(errs...)
-}
-
-// looseKeys reads the decoded loose value: a list of paths, or a mapping
-// of path: reason.
-func looseKeys(x any) ([]LooseKey, error) {
-	var out []LooseKey
-	add := func(path, reason string) error {
-		p, err := keypath.Parse(path)
-		if err != nil {
-			return fmt.Errorf("loose: %w", err)
-		}
-		out = append(out, LooseKey{Path: p, Reason: reason})
-		return nil
-	}
-	switch v := x.(type) {
-	case nil:
-	case []any:
-		for _, item := range v {
-			s, ok := item.(string)
-			if !ok {
-				return nil, fmt.Errorf("loose: %s is not a path", eval.Show(item))
-			}
-			if err := add(s, ""); err != nil {
-				return nil, err
-			}
-		}
-	case *eval.Map:
-		for _, k := range v.Keys {
-			if err := add(k, eval.Format(v.Values[k])); err != nil {
-				return nil, err
-			}
-		}
-	default:
-		return nil, fmt.Errorf("loose must be a list of paths or a mapping of path: reason, got %s", eval.Show(x))
-	}
-	return out, nil
 }
