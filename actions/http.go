@@ -315,5 +315,8 @@ func describeHTTPError(reqCtx context.Context, method, rawURL string, timeout ti
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Errorf("%s %s: %w", method, rawURL, err)
+	// Not wrapped: a service that does not answer a lab's request is a
+	// wrong answer (the learner's Service), not the cluster's API down,
+	// which is what a wrapped net error would be classed as.
+	return fmt.Errorf("%s %s: %v", method, rawURL, err)
 }
