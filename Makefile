@@ -20,7 +20,7 @@ LAB_PROFILE        ?= $(shell sed -n 's/^\# testbed-profile: *\([a-z]*\).*/\1/p'
 
 all: build
 
-# labrun-helm, labrun's Helm (internal/helmproc says why it is a program
+# labrun-helm, labrun's Helm (internal/heavy/helmproc says why it is a program
 # of its own), goes beside labrun, where labrun looks for it. Both are
 # stamped with the commit for `labrun version`, whatever GOFLAGS says
 # (this machine's hold -buildvcs=false): -buildvcs=true in a git clone;
@@ -74,7 +74,7 @@ unit:
 # exec sessions, signal handling, HTTP and BPF map reads, the Helm pipe)
 # once more under the race detector.
 race:
-	$(GO) test -race -count=1 ./runner ./internal/lang/eval ./cmd/labrun ./cmd/labrun/internal/console ./internal/kube ./actions/... ./internal/bpfmaps ./internal/helmproc ./cmd/labrun-helm
+	$(GO) test -race -count=1 ./runner ./internal/lang/eval ./cmd/labrun ./cmd/labrun/internal/console ./internal/heavy/kube ./actions/... ./internal/heavy/bpfmaps ./internal/heavy/helmproc ./cmd/labrun-helm
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -142,7 +142,7 @@ e2e-faults:
 
 e2e-single:
 	testbed/up --profile single
-	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 30m ./internal/kube/... ./testbed/e2e/... ./cmd/... || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
+	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 30m ./internal/heavy/kube/... ./testbed/e2e/... ./cmd/... || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
 
 e2e-tunnel e2e-native: e2e-%:
 	testbed/up --profile $*

@@ -3,10 +3,10 @@ package actions
 import (
 	"fmt"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/k8sobj"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/leaf/k8sobj"
 )
 
 // applyAccess is what applying the spec's objects asks (Apply, for each

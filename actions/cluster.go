@@ -3,7 +3,7 @@ package actions
 import (
 	"errors"
 
-	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 )
 
 // ErrNoCluster is returned when a playbook needs a cluster and labrun has

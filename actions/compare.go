@@ -20,7 +20,7 @@ import (
 	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/lang/keypath"
 	"github.com/labrun/labrun/internal/lang/schemacheck"
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 )
 
 // Comparison is what labrun check compares one learner's file with: the

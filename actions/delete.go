@@ -3,7 +3,7 @@ package actions
 import (
 	"context"
 
-	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 )
 
 // DeleteSpec deletes objects, optionally waiting until they are gone.

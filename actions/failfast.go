@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/k8sobj"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/leaf/k8sobj"
 )
 
 // A wait on pods, or on the rollout of Deployments, DaemonSets and

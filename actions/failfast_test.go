@@ -6,8 +6,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/cluster/clustertest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster/clustertest"
 )
 
 func objJSON(t *testing.T, src string) map[string]any {

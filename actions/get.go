@@ -3,8 +3,8 @@ package actions
 import (
 	"context"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/k8sobj"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/leaf/k8sobj"
 )
 
 // GetSpec reads Kubernetes objects. With until on the step, it watches

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
 )

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/cluster/clustertest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster/clustertest"
 )
 
 func node(name string, labels map[string]any) map[string]any {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 )
 
 // LogsSpec reads a container's log.

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/labrun/labrun/internal/bpfmaps/entries"
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/boundary/bpfentries"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 )
 
 // Mode says what a run is for.
@@ -41,7 +41,7 @@ type Runtime struct {
 	// BPFMaps opens the reader of Cilium's BPF maps under a bpffs root
 	// (the same reader for the same root); nil when labrun cannot read
 	// them.
-	BPFMaps func(root string) (entries.Reader, error)
+	BPFMaps func(root string) (bpfentries.Reader, error)
 	// Releases connects Helm to the cluster of Cluster on first use (and
 	// returns the same one afterwards, which keeps the charts it loaded);
 	// nil when labrun cannot reach Helm releases.

@@ -12,7 +12,7 @@ import (
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/lang/schemacheck"
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 )
 
 // WriteSpec renders one output file of a lab. Exactly one of json, text

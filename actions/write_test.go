@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/internal/lang/eval"
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 )
 
 func createOut(t *testing.T, dir string) *outdir.Dir {

@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 )
 
 // Class is the kind of failure that failed a step, a task or a run, so

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/cluster/clustertest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster/clustertest"
 )
 
 var refusedErr = &cluster.TransientError{Err: errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"), Reason: "connection refused"}

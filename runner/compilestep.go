@@ -8,7 +8,7 @@ import (
 	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/lang/syntax"
 	"github.com/labrun/labrun/internal/lang/yamlnode"
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 )
 
 // Compiling each step: its spec, loop, conditions and assertions, and

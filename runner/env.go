@@ -6,7 +6,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/eval"
-	"github.com/labrun/labrun/internal/secret"
+	"github.com/labrun/labrun/internal/leaf/secret"
 )
 
 // Env is what the expressions of a run in mode see before its first

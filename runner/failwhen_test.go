@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/cluster/clustertest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster/clustertest"
 )
 
 // failWhen ends an until as a failure at the first result it holds on,

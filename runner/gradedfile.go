@@ -6,7 +6,7 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/lang/keypath"
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 )
 
 // GradedFile is a file check graded, kept so that it can be graded again,

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/internal/outdir"
-	"github.com/labrun/labrun/internal/secret"
+	"github.com/labrun/labrun/internal/leaf/outdir"
+	"github.com/labrun/labrun/internal/leaf/secret"
 )
 
 // Journal keeps the results of completed steps beside the outputs, one JSON

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/lang/eval"
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 )
 
 // The outcome model: what happened to each step and to the run, which

@@ -12,8 +12,8 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/eval"
-	"github.com/labrun/labrun/internal/outdir"
-	"github.com/labrun/labrun/internal/secret"
+	"github.com/labrun/labrun/internal/leaf/outdir"
+	"github.com/labrun/labrun/internal/leaf/secret"
 )
 
 // startRun starts the run manifest of a run that writes an output

@@ -8,8 +8,8 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
-	"github.com/labrun/labrun/internal/outdir"
-	"github.com/labrun/labrun/internal/secret"
+	"github.com/labrun/labrun/internal/leaf/outdir"
+	"github.com/labrun/labrun/internal/leaf/secret"
 )
 
 // Recorded holds the results a run left in its output directory's

@@ -11,7 +11,7 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/lang/syntax"
-	"github.com/labrun/labrun/internal/secret"
+	"github.com/labrun/labrun/internal/leaf/secret"
 )
 
 // Runner executes a plan.

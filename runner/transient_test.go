@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/cluster/clustertest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster/clustertest"
 )
 
 // A read-only step rides through transient cluster failures (a restarting

@@ -11,7 +11,7 @@ import (
 	"fmt"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/internal/bpfmaps/entries"
+	"github.com/labrun/labrun/internal/boundary/bpfentries"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
 )
@@ -38,31 +38,31 @@ type Result struct {
 	// grouped into frontends, each slot's backend resolved from
 	// cilium_lb4_backends_v3 and the service's address from
 	// cilium_lb4_reverse_nat. Empty for the other maps.
-	Services entries.Frontends `json:"services" expr:"services"`
+	Services bpfentries.Frontends `json:"services" expr:"services"`
 	// Conntrack holds what map "conntrack" reads: the entries of
 	// cilium_ct4_global (TCP), then of cilium_ct_any4_global (the
 	// rest). Empty for the other maps.
-	Conntrack entries.CTEntries `json:"conntrack" expr:"conntrack"`
+	Conntrack bpfentries.CTEntries `json:"conntrack" expr:"conntrack"`
 	// Policy holds what map "policy" reads: the entries of the spec's
 	// endpoint's cilium_policy_v3_NNNNN (NNNNN its id, zero-padded).
 	// Empty for the other maps.
-	Policy entries.PolicyEntries `json:"policy" expr:"policy"`
+	Policy bpfentries.PolicyEntries `json:"policy" expr:"policy"`
 	// IPCache holds what map "ipcache" reads: the prefixes of
 	// cilium_ipcache_v2. Empty for the other maps.
-	IPCache entries.IPCacheEntries `json:"ipcache" expr:"ipcache"`
+	IPCache bpfentries.IPCacheEntries `json:"ipcache" expr:"ipcache"`
 	// Backends holds what map "backends" reads: cilium_lb4_backends_v3.
 	// Empty for the other maps.
-	Backends entries.Backends `json:"backends" expr:"backends"`
+	Backends bpfentries.Backends `json:"backends" expr:"backends"`
 	// RevNATs holds what map "revnat" reads: cilium_lb4_reverse_nat.
 	// Empty for the other maps.
-	RevNATs entries.RevNATs `json:"revnats" expr:"revnats"`
+	RevNATs bpfentries.RevNATs `json:"revnats" expr:"revnats"`
 	// Affinity holds what map "affinity" reads: cilium_lb4_affinity,
 	// each entry's service and backend resolved. Empty for the other
 	// maps.
-	Affinity entries.Affinities `json:"affinity" expr:"affinity"`
+	Affinity bpfentries.Affinities `json:"affinity" expr:"affinity"`
 	// ReverseSK holds what map "reversesk" reads:
 	// cilium_lb4_reverse_sk. Empty for the other maps.
-	ReverseSK entries.SockRevNATs `json:"reversesk" expr:"reversesk"`
+	ReverseSK bpfentries.SockRevNATs `json:"reversesk" expr:"reversesk"`
 }
 
 // A ciliumMap is one of Cilium's maps the action reads: the name the
@@ -72,42 +72,42 @@ type Result struct {
 type ciliumMap struct {
 	name          string
 	needsEndpoint bool
-	read          func(r entries.Reader, spec *Spec, res *Result) error
+	read          func(r bpfentries.Reader, spec *Spec, res *Result) error
 }
 
 // maps is every map the action reads, in the order messages list them:
 // the one list of them, which check, read and their messages go by (the
 // spec's doc describes each; a test keeps it in step).
 var maps = []ciliumMap{
-	{name: "services", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+	{name: "services", read: func(r bpfentries.Reader, _ *Spec, res *Result) (err error) {
 		res.Services, err = r.Services()
 		return err
 	}},
-	{name: "conntrack", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+	{name: "conntrack", read: func(r bpfentries.Reader, _ *Spec, res *Result) (err error) {
 		res.Conntrack, err = r.Conntrack()
 		return err
 	}},
-	{name: "policy", needsEndpoint: true, read: func(r entries.Reader, spec *Spec, res *Result) (err error) {
+	{name: "policy", needsEndpoint: true, read: func(r bpfentries.Reader, spec *Spec, res *Result) (err error) {
 		res.Policy, err = r.Policy(uint16(spec.Endpoint))
 		return err
 	}},
-	{name: "ipcache", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+	{name: "ipcache", read: func(r bpfentries.Reader, _ *Spec, res *Result) (err error) {
 		res.IPCache, err = r.IPCache()
 		return err
 	}},
-	{name: "backends", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+	{name: "backends", read: func(r bpfentries.Reader, _ *Spec, res *Result) (err error) {
 		res.Backends, err = r.Backends()
 		return err
 	}},
-	{name: "revnat", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+	{name: "revnat", read: func(r bpfentries.Reader, _ *Spec, res *Result) (err error) {
 		res.RevNATs, err = r.RevNATs()
 		return err
 	}},
-	{name: "affinity", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+	{name: "affinity", read: func(r bpfentries.Reader, _ *Spec, res *Result) (err error) {
 		res.Affinity, err = r.Affinity()
 		return err
 	}},
-	{name: "reversesk", read: func(r entries.Reader, _ *Spec, res *Result) (err error) {
+	{name: "reversesk", read: func(r bpfentries.Reader, _ *Spec, res *Result) (err error) {
 		res.ReverseSK, err = r.SockRevNAT()
 		return err
 	}},
@@ -195,9 +195,9 @@ func read(ctx context.Context, rt *actions.Runtime, spec *Spec) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Map: spec.Map, Services: entries.Frontends{}, Conntrack: entries.CTEntries{}, Policy: entries.PolicyEntries{},
-		IPCache: entries.IPCacheEntries{}, Backends: entries.Backends{}, RevNATs: entries.RevNATs{},
-		Affinity: entries.Affinities{}, ReverseSK: entries.SockRevNATs{}}
+	res := &Result{Map: spec.Map, Services: bpfentries.Frontends{}, Conntrack: bpfentries.CTEntries{}, Policy: bpfentries.PolicyEntries{},
+		IPCache: bpfentries.IPCacheEntries{}, Backends: bpfentries.Backends{}, RevNATs: bpfentries.RevNATs{},
+		Affinity: bpfentries.Affinities{}, ReverseSK: bpfentries.SockRevNATs{}}
 	cm, ok := lookupMap(spec.Map)
 	if !ok {
 		return nil, fmt.Errorf("unknown map %q; expected one of %v", spec.Map, mapNames())

@@ -10,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/internal/bpfmaps/entries"
+	"github.com/labrun/labrun/internal/boundary/bpfentries"
 	"github.com/labrun/labrun/internal/lang/eval"
 )
 
@@ -20,37 +20,37 @@ type reader struct {
 	endpoint uint16
 }
 
-func (r *reader) Services() (entries.Frontends, error) {
+func (r *reader) Services() (bpfentries.Frontends, error) {
 	r.asked = append(r.asked, "services")
-	return entries.Frontends{{Address: "10.43.0.5:80/TCP"}}, nil
+	return bpfentries.Frontends{{Address: "10.43.0.5:80/TCP"}}, nil
 }
-func (r *reader) Backends() (entries.Backends, error) {
+func (r *reader) Backends() (bpfentries.Backends, error) {
 	r.asked = append(r.asked, "backends")
-	return entries.Backends{{ID: 7}}, nil
+	return bpfentries.Backends{{ID: 7}}, nil
 }
-func (r *reader) RevNATs() (entries.RevNATs, error) {
+func (r *reader) RevNATs() (bpfentries.RevNATs, error) {
 	r.asked = append(r.asked, "revnat")
-	return entries.RevNATs{{ID: 3}}, nil
+	return bpfentries.RevNATs{{ID: 3}}, nil
 }
-func (r *reader) Conntrack() (entries.CTEntries, error) {
+func (r *reader) Conntrack() (bpfentries.CTEntries, error) {
 	r.asked = append(r.asked, "conntrack")
-	return entries.CTEntries{{Line: "x"}}, nil
+	return bpfentries.CTEntries{{Line: "x"}}, nil
 }
-func (r *reader) Policy(ep uint16) (entries.PolicyEntries, error) {
+func (r *reader) Policy(ep uint16) (bpfentries.PolicyEntries, error) {
 	r.asked, r.endpoint = append(r.asked, "policy"), ep
-	return entries.PolicyEntries{{EndpointID: ep}}, nil
+	return bpfentries.PolicyEntries{{EndpointID: ep}}, nil
 }
-func (r *reader) IPCache() (entries.IPCacheEntries, error) {
+func (r *reader) IPCache() (bpfentries.IPCacheEntries, error) {
 	r.asked = append(r.asked, "ipcache")
-	return entries.IPCacheEntries{{Identity: 2}}, nil
+	return bpfentries.IPCacheEntries{{Identity: 2}}, nil
 }
-func (r *reader) Affinity() (entries.Affinities, error) {
+func (r *reader) Affinity() (bpfentries.Affinities, error) {
 	r.asked = append(r.asked, "affinity")
-	return entries.Affinities{{BackendID: 4}}, nil
+	return bpfentries.Affinities{{BackendID: 4}}, nil
 }
-func (r *reader) SockRevNAT() (entries.SockRevNATs, error) {
+func (r *reader) SockRevNAT() (bpfentries.SockRevNATs, error) {
 	r.asked = append(r.asked, "reversesk")
-	return entries.SockRevNATs{{Cookie: 9}}, nil
+	return bpfentries.SockRevNATs{{Cookie: 9}}, nil
 }
 
 // The action reads the one map the spec names, through the reader the
@@ -61,7 +61,7 @@ func TestReadsTheNamedMap(t *testing.T) {
 		t.Run(m, func(t *testing.T) {
 			r := &reader{}
 			var root string
-			rt := &actions.Runtime{BPFMaps: func(p string) (entries.Reader, error) { root = p; return r, nil }}
+			rt := &actions.Runtime{BPFMaps: func(p string) (bpfentries.Reader, error) { root = p; return r, nil }}
 			res, err := read(context.Background(), rt, &Spec{Map: m, Endpoint: 1234, Root: "/run/bpffs"})
 			if err != nil {
 				t.Fatal(err)
@@ -105,11 +105,11 @@ func TestReadRefuses(t *testing.T) {
 		t.Errorf("no reader: %v", err)
 	}
 	denied := errors.New("operation not permitted")
-	rt := &actions.Runtime{BPFMaps: func(string) (entries.Reader, error) { return nil, denied }}
+	rt := &actions.Runtime{BPFMaps: func(string) (bpfentries.Reader, error) { return nil, denied }}
 	if _, err := read(context.Background(), rt, &Spec{Map: "services"}); !errors.Is(err, denied) {
 		t.Errorf("reader refused: %v", err)
 	}
-	rt = &actions.Runtime{BPFMaps: func(string) (entries.Reader, error) { return &reader{}, nil }}
+	rt = &actions.Runtime{BPFMaps: func(string) (bpfentries.Reader, error) { return &reader{}, nil }}
 	for spec, want := range map[Spec]string{
 		{Map: "policy", Endpoint: 0}:       "endpoint 0 is not an endpoint id",
 		{Map: "policy", Endpoint: 1 << 16}: "endpoint 65536 is not an endpoint id",

@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/labrun/labrun/internal/helmrelease"
-	"github.com/labrun/labrun/internal/kube"
+	"github.com/labrun/labrun/internal/heavy/helmrelease"
+	"github.com/labrun/labrun/internal/heavy/kube"
 )
 
 func main() {

@@ -8,8 +8,8 @@ import (
 	"io"
 	"sync"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/helmproc"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/helmproc"
 )
 
 // serve answers the requests read from in on out, each in a goroutine of

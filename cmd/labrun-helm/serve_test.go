@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/helmproc"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/helmproc"
 )
 
 // releasesFunc is a cluster.Releases of a function, for the protocol's

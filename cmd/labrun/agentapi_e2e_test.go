@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 // The agent action on the Cilium agent's own API socket, as a lab run on

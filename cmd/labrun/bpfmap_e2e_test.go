@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 // The bpfmap action through labrun's command on the testbed: a tiny

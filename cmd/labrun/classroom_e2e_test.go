@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 // The classroom lab, in a fresh namespace of its own as a learner's would

@@ -15,7 +15,7 @@ import (
 // Heavy libraries: Kubernetes' client and API machinery, the BPF
 // library and Helm's. `labrun validate` must link none of them, so that it stays
 // fast and cannot reach for a cluster or the kernel by accident. They are
-// reached only through interfaces (cluster.Cluster, entries.Reader) whose
+// reached only through interfaces (cluster.Cluster, bpfentries.Reader) whose
 // implementations only the run path of the command imports.
 var heavy = []string{"k8s.io/", "sigs.k8s.io/", "github.com/cilium/ebpf", "helm.sh/"}
 
@@ -26,7 +26,7 @@ var runPath = []string{"run.go"}
 
 // leaves are the packages that hold the boundaries' types: they import
 // the standard library only.
-var leaves = []string{"github.com/labrun/labrun/internal/cluster", "github.com/labrun/labrun/internal/bpfmaps/entries"}
+var leaves = []string{"github.com/labrun/labrun/internal/boundary/cluster", "github.com/labrun/labrun/internal/boundary/bpfentries"}
 
 // TestValidateLinksNoHeavyLibrary follows every import of validate's path
 // (the command's files but the run path, and the packages they import)
@@ -73,7 +73,7 @@ func TestBoundaryTypesAreLeaves(t *testing.T) {
 
 // The check must be able to fail: the run path links both heavy libraries.
 func TestRunPathLinksHeavyLibraries(t *testing.T) {
-	graph := importGraph(t, "github.com/labrun/labrun/internal/kube", "github.com/labrun/labrun/internal/bpfmaps")
+	graph := importGraph(t, "github.com/labrun/labrun/internal/heavy/kube", "github.com/labrun/labrun/internal/heavy/bpfmaps")
 	for _, h := range []string{"k8s.io/client-go/rest", "github.com/cilium/ebpf"} {
 		if _, ok := graph[h]; !ok {
 			t.Errorf("the run path does not link %s: the dependency test looks in the wrong place", h)
@@ -159,12 +159,12 @@ func chain(graph map[string][]string, roots []string, target string) []string {
 // TestLabrunLinksNoHelm keeps Helm's library out of the labrun binary:
 // its 160 packages would cost every labrun process, a check's included,
 // about 45 ms and 20-50 MB of memory at start (measured side by side); the helm
-// action reaches it in labrun-helm (internal/helmproc).
+// action reaches it in labrun-helm (internal/heavy/helmproc).
 func TestLabrunLinksNoHelm(t *testing.T) {
 	root := "github.com/labrun/labrun/cmd/labrun"
 	graph := importGraph(t, root)
-	if _, ok := graph["github.com/labrun/labrun/internal/kube"]; !ok {
-		t.Fatalf("the graph of %s misses internal/kube: the test would prove nothing", root)
+	if _, ok := graph["github.com/labrun/labrun/internal/heavy/kube"]; !ok {
+		t.Fatalf("the graph of %s misses internal/heavy/kube: the test would prove nothing", root)
 	}
 	for pkg := range graph {
 		if strings.HasPrefix(pkg, "helm.sh/") {

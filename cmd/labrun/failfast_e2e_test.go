@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/k8sobj"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
+	"github.com/labrun/labrun/internal/leaf/k8sobj"
 )
 
 // failFastManifest: a pod whose image is not on the node (pull policy

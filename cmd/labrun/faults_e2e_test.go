@@ -37,9 +37,9 @@ import (
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/kube"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/kube"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 // faultEnv is the test cluster a fault test works on.

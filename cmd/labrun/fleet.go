@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
-	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 // A learner's service account that RBAC grants nothing: labrun, run with

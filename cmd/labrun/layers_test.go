@@ -19,13 +19,14 @@ import (
 // decides its layer.
 var layers = []layer{
 	{name: "the language", pkgs: []string{"internal/lang/..."}},
-	{name: "the boundaries and small leaves", pkgs: []string{
-		"internal/cluster", "internal/bpfmaps/entries", "internal/k8sobj", "internal/outdir", "internal/secret", "schemas",
-	}},
+	// internal/'s folders are the layers: boundary/ (the contracts the
+	// heavy implementations fulfil) and leaf/ (small leaves), parse,
+	// heavy/ (the implementations); a package put in one is in its layer.
+	{name: "the boundaries and small leaves", pkgs: []string{"internal/boundary/...", "internal/leaf/...", "schemas"}},
 	{name: "the parsers", pkgs: []string{"internal/parse"}},
 	{name: "actions", pkgs: []string{"actions/..."}},
 	{name: "compiling and running", pkgs: []string{"runner/..."}},
-	{name: "heavy implementations", pkgs: []string{"internal/kube", "internal/bpfmaps", "internal/helmrelease", "internal/helmproc"}, only: "the boundaries and small leaves"},
+	{name: "heavy implementations", pkgs: []string{"internal/heavy/..."}, only: "the boundaries and small leaves"},
 	// labrun-image builds the command's container image; it imports no
 	// labrun package.
 	{name: "the command", pkgs: []string{"cmd/labrun/...", "cmd/labrun-image", "cmd/labrun-helm"}},
@@ -33,7 +34,7 @@ var layers = []layer{
 	// tests and benchmark, may use anything but the command; no product
 	// package imports them.
 	{name: "test support", pkgs: []string{
-		"internal/cluster/clustertest", "internal/kube/kubetest", "internal/parse/parsetest",
+		"internal/boundary/cluster/clustertest", "internal/heavy/kube/kubetest", "internal/parse/parsetest",
 		"runner/runnertest", "testbed/...",
 	}, support: true},
 }
@@ -128,20 +129,20 @@ func TestLayers(t *testing.T) {
 // The rules must be able to fail: each kind of break is reported.
 func TestLayerViolationsAreFound(t *testing.T) {
 	graph := map[string][]string{
-		"internal/lang/diag":     {"runner"},             // a leaf importing upwards
-		"internal/kube":          {"internal/lang/eval"}, // heavy importing beyond the leaves
-		"actions":                {"internal/kube"},      // below the heavy layer importing it
-		"runner":                 {"runner/runnertest"},  // product importing a test helper
-		"testbed/e2e":            {"cmd/labrun"},         // support importing the command
-		"somewhere/new":          nil,                    // in no layer
-		"internal/lang/eval":     {"internal/lang/diag"}, // fine
-		"cmd/labrun":             {"internal/kube", "runner", "actions/all"},
-		"internal/kube/kubetest": {"internal/kube", "internal/cluster"},
+		"internal/lang/diag":           {"runner"},              // a leaf importing upwards
+		"internal/heavy/kube":          {"internal/lang/eval"},  // heavy importing beyond the leaves
+		"actions":                      {"internal/heavy/kube"}, // below the heavy layer importing it
+		"runner":                       {"runner/runnertest"},   // product importing a test helper
+		"testbed/e2e":                  {"cmd/labrun"},          // support importing the command
+		"somewhere/new":                nil,                     // in no layer
+		"internal/lang/eval":           {"internal/lang/diag"},  // fine
+		"cmd/labrun":                   {"internal/heavy/kube", "runner", "actions/all"},
+		"internal/heavy/kube/kubetest": {"internal/heavy/kube", "internal/boundary/cluster"},
 	}
 	got := layerViolations(graph)
 	want := []string{
-		"actions (actions) imports internal/kube, a layer above it (heavy implementations)",
-		"internal/kube (heavy implementations) imports internal/lang/eval (the language): it may import the boundaries and small leaves only",
+		"actions (actions) imports internal/heavy/kube, a layer above it (heavy implementations)",
+		"internal/heavy/kube (heavy implementations) imports internal/lang/eval (the language): it may import the boundaries and small leaves only",
 		"internal/lang/diag (the language) imports runner, a layer above it (compiling and running)",
 		"runner (compiling and running) imports the test helper runner/runnertest",
 		"somewhere/new is in no layer: add it to the layers of cmd/labrun/layers_test.go and docs/architecture.md",

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/access"
 	"github.com/spf13/pflag"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 // Two labrun processes against one namespace do not interleave, on the

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/cluster/clustertest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster/clustertest"
 	"github.com/labrun/labrun/runner"
 )
 

@@ -6,7 +6,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 // cca-datapath graded under exactly the Roles labrun rbac --mode check

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 )
 
 // A fresh run that fails leaves none of the previous run's files looking

@@ -16,10 +16,10 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
-	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/visible"
-	"github.com/labrun/labrun/internal/secret"
+	"github.com/labrun/labrun/internal/leaf/secret"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/fleet"
 	"github.com/spf13/pflag"

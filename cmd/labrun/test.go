@@ -8,7 +8,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/visible"
-	"github.com/labrun/labrun/internal/secret"
+	"github.com/labrun/labrun/internal/leaf/secret"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/labtest"
 )

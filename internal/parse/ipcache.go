@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/labrun/labrun/internal/bpfmaps/entries"
+	"github.com/labrun/labrun/internal/boundary/bpfentries"
 )
 
 const kindIPCacheList = "cilium-bpf-ipcache-list"
@@ -29,16 +29,16 @@ const kindIPCacheList = "cilium-bpf-ipcache-list"
 // Every value must carry its four fields; entries keep the printed order.
 // An empty map prints nothing on stdout ("No entries found." goes to
 // stderr), so empty input is refused rather than read as no entries.
-func ParseIPCacheList(text string) (entries.IPCacheEntries, error) {
+func ParseIPCacheList(text string) (bpfentries.IPCacheEntries, error) {
 	return jsonOrText(kindIPCacheList, text, parseIPCacheJSON, parseIPCacheText)
 }
 
-func parseIPCacheText(text string) (entries.IPCacheEntries, error) {
-	if err := refuseCut(kindIPCacheList, "entries", text, parseIPCacheText, func(l entries.IPCacheEntries) int { return len(l) }); err != nil {
+func parseIPCacheText(text string) (bpfentries.IPCacheEntries, error) {
+	if err := refuseCut(kindIPCacheList, "entries", text, parseIPCacheText, func(l bpfentries.IPCacheEntries) int { return len(l) }); err != nil {
 		return nil, err
 	}
 	r := newLineReader(text)
-	out := entries.IPCacheEntries{}
+	out := bpfentries.IPCacheEntries{}
 	prefix := ""
 	seen := false
 	for {
@@ -72,12 +72,12 @@ func parseIPCacheText(text string) (entries.IPCacheEntries, error) {
 	return out, nil
 }
 
-func parseIPCacheJSON(text string) (entries.IPCacheEntries, error) {
+func parseIPCacheJSON(text string) (bpfentries.IPCacheEntries, error) {
 	var m map[string][]string
 	if err := json.Unmarshal([]byte(text), &m); err != nil {
 		return nil, jsonError(kindIPCacheList, text, err)
 	}
-	out := entries.IPCacheEntries{}
+	out := bpfentries.IPCacheEntries{}
 	for prefix, values := range m {
 		for _, v := range values {
 			e, why := ipcacheEntry(prefix, v)
@@ -89,15 +89,15 @@ func parseIPCacheJSON(text string) (entries.IPCacheEntries, error) {
 	}
 	// JSON objects have no order; entries come in the order the map
 	// reader gives them, by prefix.
-	entries.SortIPCache(out)
+	bpfentries.SortIPCache(out)
 	return out, nil
 }
 
 // ipcacheEntry reads one prefix and its value
 // (RemoteEndpointInfo.String: "identity=N encryptkey=N tunnelendpoint=IP
 // flags=F"). It returns why it cannot, naming what is missing or wrong.
-func ipcacheEntry(prefix, value string) (entries.IPCacheEntry, string) {
-	e := entries.IPCacheEntry{Prefix: prefix, FlagNames: []string{}}
+func ipcacheEntry(prefix, value string) (bpfentries.IPCacheEntry, string) {
+	e := bpfentries.IPCacheEntry{Prefix: prefix, FlagNames: []string{}}
 	if prefix == "<unknown>" {
 		e.Family = "unknown" // ipcache.Key.String of another family
 	} else {
@@ -158,7 +158,7 @@ func ipcacheEntry(prefix, value string) (entries.IPCacheEntry, string) {
 }
 
 func ipcacheFlagBit(name string) (uint8, bool) {
-	for _, fl := range entries.IPCacheFlags {
+	for _, fl := range bpfentries.IPCacheFlags {
 		if fl.Name == name {
 			return fl.Bit, true
 		}

@@ -3,7 +3,7 @@ package parse
 import (
 	"reflect"
 
-	"github.com/labrun/labrun/internal/bpfmaps/entries"
+	"github.com/labrun/labrun/internal/boundary/bpfentries"
 )
 
 // Parser describes one parser for the engine: the CLI kind
@@ -73,7 +73,7 @@ var All = []Parser{
 	{Kind: kindMapList, Func: "parseCiliumMapList", Parse: wrap(kindMapList, ParseMapList), Result: typeOf[MapList](),
 		Doc:      "cilium-dbg map list [-o json] (or GET /v1/map): open BPF maps with entry and error counts",
 		Commands: []string{"cilium-dbg map list", "GET /v1/map"}},
-	{Kind: kindIPCacheList, Func: "parseCiliumBPFIPCacheList", Parse: wrap(kindIPCacheList, ParseIPCacheList), Result: typeOf[entries.IPCacheEntries](),
+	{Kind: kindIPCacheList, Func: "parseCiliumBPFIPCacheList", Parse: wrap(kindIPCacheList, ParseIPCacheList), Result: typeOf[bpfentries.IPCacheEntries](),
 		Doc:      "cilium-dbg bpf ipcache list [-o json]: prefixes with identity, tunnel endpoint, flags; the bpfmap ipcache entries, so Lookup and IdentityOf work alike",
 		Commands: []string{"cilium-dbg bpf ipcache list"}},
 	{Kind: kindConfig, Func: "parseCiliumConfig", Parse: wrap(kindConfig, ParseConfig), Result: typeOf[Config](),

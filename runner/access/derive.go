@@ -22,7 +22,7 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/internal/lang/fields"

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 )
 
 // kind is one entry of labrun's table of kinds: a resource with the
@@ -22,7 +22,7 @@ type kind struct {
 // order kubectl prefers them: the core group, then the groups in the
 // order the server lists them, so that "events" is core's and not
 // events.k8s.io's. kinds_test.go holds them against the test cluster's
-// discovery (internal/kube/testdata/discovery).
+// discovery (internal/heavy/kube/testdata/discovery).
 var builtinKinds = []kind{
 	{res("", "pods", "Pod", true), v1, "pod", []string{"po"}},
 	{res("", "services", "Service", true), v1, "service", []string{"svc"}},
@@ -81,7 +81,7 @@ func res(group, resource, kind string, namespaced bool) cluster.Resource {
 }
 
 // kinds resolves what steps write as kinds, as kube's RESTMapper resolves
-// it from discovery (internal/kube/mapper.go) but from a table: the
+// it from discovery (internal/heavy/kube/mapper.go) but from a table: the
 // built-in kinds, then those of the CRDs the playbook applies.
 type kinds struct {
 	list []kind

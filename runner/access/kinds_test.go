@@ -9,7 +9,7 @@ import (
 )
 
 // captured is one resource of the test cluster's aggregated discovery
-// (internal/kube/testdata/discovery: Kubernetes 1.36.3, Cilium 1.20.1).
+// (internal/heavy/kube/testdata/discovery: Kubernetes 1.36.3, Cilium 1.20.1).
 type captured struct {
 	group, version, resource, kind, singular string
 	namespaced                               bool
@@ -23,7 +23,7 @@ func capturedDiscovery(t *testing.T) []captured {
 	t.Helper()
 	var out []captured
 	for _, f := range []string{"api.json", "apis.json"} {
-		data, err := os.ReadFile("../../internal/kube/testdata/discovery/" + f)
+		data, err := os.ReadFile("../../internal/heavy/kube/testdata/discovery/" + f)
 		if err != nil {
 			t.Fatal(err)
 		}

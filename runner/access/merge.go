@@ -3,7 +3,7 @@ package access
 import (
 	"slices"
 
-	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/internal/boundary/cluster"
 )
 
 // Merge joins the permissions of several derivations (the same playbook

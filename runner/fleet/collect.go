@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/labrun/labrun/internal/k8sobj"
+	"github.com/labrun/labrun/internal/leaf/k8sobj"
 	"github.com/labrun/labrun/runner"
 )
 

@@ -23,7 +23,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/keypath"
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 	"github.com/labrun/labrun/runner"
 )
 

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 	"github.com/labrun/labrun/runner"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/actions"
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 	"github.com/labrun/labrun/runner"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/labrun/labrun/internal/bpfmaps"
+	"github.com/labrun/labrun/internal/heavy/bpfmaps"
 )
 
 // Layout of Cilium 1.20's conntrack maps (see bpfmaps/layout.go).

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/kube"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/kube"
 )
 
 // The Cilium agent, as the playbook's cilium steps address it.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 // httpRequests is how many requests a run makes: a lab that polls an

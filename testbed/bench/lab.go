@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/kube"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/kube"
 )
 
 // The lab's namespace and what the bench reads there to check scale.json.

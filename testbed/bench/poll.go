@@ -13,7 +13,7 @@ import (
 
 	"github.com/labrun/labrun/actions"
 	_ "github.com/labrun/labrun/actions/all" // the playbook's actions, for its plan
-	"github.com/labrun/labrun/internal/kube"
+	"github.com/labrun/labrun/internal/heavy/kube"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/access"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

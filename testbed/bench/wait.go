@@ -8,14 +8,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/internal/k8sobj"
+	"github.com/labrun/labrun/internal/leaf/k8sobj"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/kube"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/kube"
 )
 
 // The wait measurement scales its own Deployment of pause pods, in its own

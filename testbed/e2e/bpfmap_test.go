@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/bpfmaps"
-	"github.com/labrun/labrun/internal/bpfmaps/entries"
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/kube"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/bpfentries"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/bpfmaps"
+	"github.com/labrun/labrun/internal/heavy/kube"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 	"github.com/labrun/labrun/internal/parse"
 )
 
@@ -257,14 +257,14 @@ func stable[T any](ctx context.Context, t *testing.T, what string, read func() (
 
 func compareFrontend(ctx context.Context, t *testing.T, r *bpfmaps.Reader, ag *agent, s scenario) {
 	fe, out := stable(ctx, t, "frontend "+s.frontend,
-		func() (entries.Frontend, string, error) {
+		func() (bpfentries.Frontend, string, error) {
 			fes, err := r.Services()
 			if err != nil {
-				return entries.Frontend{}, "", err
+				return bpfentries.Frontend{}, "", err
 			}
 			f := fes.Find(s.frontend)
 			if f == nil {
-				return entries.Frontend{}, "", fmt.Errorf("frontend %s not in the services map; have %v", s.frontend, fes.Addresses())
+				return bpfentries.Frontend{}, "", fmt.Errorf("frontend %s not in the services map; have %v", s.frontend, fes.Addresses())
 			}
 			return *f, strings.Join(slotTexts(*f), "|"), nil
 		},
@@ -327,7 +327,7 @@ func compareFrontend(ctx context.Context, t *testing.T, r *bpfmaps.Reader, ag *a
 	}
 }
 
-func slotTexts(f entries.Frontend) []string {
+func slotTexts(f bpfentries.Frontend) []string {
 	out := []string{}
 	for _, s := range f.Slots {
 		out = append(out, s.Text)
@@ -356,7 +356,7 @@ func lbRows(out, frontend string) map[string]string {
 func compareConntrack(ctx context.Context, t *testing.T, r *bpfmaps.Reader, ag *agent, s scenario) {
 	// holder's connection is in the CT map once holder is Ready (it
 	// connected before writing its readiness file).
-	var ours entries.CTEntries
+	var ours bpfentries.CTEntries
 	poll(t, "a TCP OUT entry of "+s.holder+" in cilium_ct4_global", 30*time.Second, func() (bool, string, error) {
 		ct, err := r.Conntrack()
 		if err != nil {
@@ -367,7 +367,7 @@ func compareConntrack(ctx context.Context, t *testing.T, r *bpfmaps.Reader, ag *
 	})
 
 	ours, out := stable(ctx, t, "the CT entries of "+s.holder,
-		func() (entries.CTEntries, string, error) {
+		func() (bpfentries.CTEntries, string, error) {
 			ct, err := r.Conntrack()
 			if err != nil {
 				return nil, "", err

@@ -27,10 +27,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/bpfmaps"
-	"github.com/labrun/labrun/internal/bpfmaps/entries"
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/bpfentries"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/bpfmaps"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 const (
@@ -305,7 +305,7 @@ func TestTwoNodeCCAServicesLab(t *testing.T) {
 	mine := aff.ForRevNAT(int(sfe.RevNATID))
 	if len(mine) == 0 {
 		t.Errorf("cilium_lb4_affinity has no entry for sticky (service %d)", sfe.RevNATID)
-	} else if last := slices.MaxFunc(mine, func(a, b entries.Affinity) int { return cmp.Compare(a.LastUsed, b.LastUsed) }); !last.NetNSCookie || !sfe.HasBackend(last.Backend) {
+	} else if last := slices.MaxFunc(mine, func(a, b bpfentries.Affinity) int { return cmp.Compare(a.LastUsed, b.LastUsed) }); !last.NetNSCookie || !sfe.HasBackend(last.Backend) {
 		t.Errorf("cilium_lb4_affinity for sticky (service %d): the most recently used entry is %+v; want a netns-cookie entry with one of sticky's backends (all: %+v)", sfe.RevNATID, last, mine)
 	}
 

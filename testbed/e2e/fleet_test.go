@@ -33,10 +33,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/k8sobj"
-	"github.com/labrun/labrun/internal/kube"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/kube"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
+	"github.com/labrun/labrun/internal/leaf/k8sobj"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/fleet"
 )

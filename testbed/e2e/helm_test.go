@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 const helmPlaybook = "testdata/helm/release.yaml"

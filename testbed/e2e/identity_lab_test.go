@@ -23,10 +23,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/bpfmaps"
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/k8sobj"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/bpfmaps"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
+	"github.com/labrun/labrun/internal/leaf/k8sobj"
 )
 
 // Cilium's reserved identities (pkg/identity/numericidentity.go).

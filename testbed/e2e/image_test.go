@@ -34,10 +34,10 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/k8sobj"
-	"github.com/labrun/labrun/internal/kube"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/kube"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
+	"github.com/labrun/labrun/internal/leaf/k8sobj"
 )
 
 const (

@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/k8sobj"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
+	"github.com/labrun/labrun/internal/leaf/k8sobj"
 )
 
 // inClusterManifest is the grader: its account, bound to the Role

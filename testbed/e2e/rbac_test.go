@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 // The two-node labs graded under exactly the Roles labrun rbac --mode

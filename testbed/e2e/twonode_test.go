@@ -22,10 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/bpfmaps"
-	"github.com/labrun/labrun/internal/cluster"
-	"github.com/labrun/labrun/internal/kube"
-	"github.com/labrun/labrun/internal/kube/kubetest"
+	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/internal/heavy/bpfmaps"
+	"github.com/labrun/labrun/internal/heavy/kube"
+	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
 const outsideExec = "/var/lib/labrun-testbed/bin/outside-exec"

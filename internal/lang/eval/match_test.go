@@ -8,7 +8,7 @@ import (
 )
 
 // Partial-object matching on a Deployment the test cluster returned while
-// it scaled web from 2 to 4 (internal/k8sobj/testdata), decoded as the API client
+// it scaled web from 2 to 4 (internal/leaf/k8sobj/testdata), decoded as the API client
 // decodes it.
 func TestMismatch(t *testing.T) {
 	data, err := os.ReadFile("../../k8sobj/testdata/deployment_web_scaling_up.json")

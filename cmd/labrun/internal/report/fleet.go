@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/labrun/labrun/internal/outdir"
+	"github.com/labrun/labrun/internal/leaf/outdir"
 	"github.com/labrun/labrun/runner/fleet"
 )
 

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/internal/lang/visible"
-	"github.com/labrun/labrun/internal/outdir"
-	"github.com/labrun/labrun/internal/secret"
+	"github.com/labrun/labrun/internal/leaf/outdir"
+	"github.com/labrun/labrun/internal/leaf/secret"
 	"github.com/labrun/labrun/runner"
 )
 
