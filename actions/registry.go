@@ -15,7 +15,7 @@
 // test follows every import of validate's path and prints the chain that
 // breaks the rule. A new Kubernetes read is a method of cluster.Cluster
 // (kube implements it, clustertest fakes it); a new BPF map is a method of
-// entries.Reader.
+// bpfentries.Reader.
 package actions
 
 import (

@@ -1,6 +1,6 @@
 // Package bpfmaps reads Cilium 1.20's pinned BPF maps straight from the
 // kernel, read-only, with cilium/ebpf, and decodes them into the plain Go
-// structs of package bpfmaps/entries; *Reader implements entries.Reader.
+// structs of package bpfentries; *Reader implements bpfentries.Reader.
 //
 // Why: on a lab node, exec'ing cilium-dbg is slow (one process per poll,
 // an agent round-trip for some commands) and only shows the agent's view.

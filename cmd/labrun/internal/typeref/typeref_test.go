@@ -191,7 +191,7 @@ func TestReferenceCoversResults(t *testing.T) {
 			t.Errorf("%s %s: result type %s is not in the reference", r.Kind, r.Name, r.Type)
 		}
 	}
-	for _, name := range []string{"Frontend", "Slot", "entries.Backend", "RevNAT", "entries.CTEntry", "IPCacheEntry", "PolicyEntry", "Affinity", "SockRevNAT"} {
+	for _, name := range []string{"Frontend", "Slot", "bpfentries.Backend", "RevNAT", "bpfentries.CTEntry", "IPCacheEntry", "PolicyEntry", "Affinity", "SockRevNAT"} {
 		typ, ok := ref.Type(name)
 		if !ok {
 			t.Errorf("no type %s", name)
