@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/labrun/labrun/internal/lang/visible"
+
 	"github.com/labrun/labrun/cmd/labrun/internal/console"
 	"github.com/labrun/labrun/cmd/labrun/internal/typeref"
 	"github.com/labrun/labrun/internal/lang/diag"
@@ -48,6 +50,9 @@ Kinds (expression function in parentheses):`
 // parseCmd shows what a playbook gets from captured tool output: the typed
 // result of a parser, as JSON.
 func parseCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// What a parser read is a tool's output: JSON escapes its controls
+	// but not C1 or bidi ones, which visible does, keeping it valid JSON.
+	stdout = visible.Writer(stdout)
 	o, code, ok := readParseArgs(args, stderr)
 	if !ok {
 		return code

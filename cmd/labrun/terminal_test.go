@@ -228,3 +228,31 @@ func rawControl(s string) string {
 	}
 	return ""
 }
+
+// labrun parse prints what a tool printed, as JSON: encoding/json escapes
+// C0 controls but not C1 or bidi ones, so they are escaped on the way out,
+// and the JSON still reads back to the text the tool printed.
+func TestParseOutputHasNoTerminalControl(t *testing.T) {
+	label, _ := json.Marshal("k8s:app=" + strings.TrimSuffix(hostile, "\r"))
+	doc := `[{"id": 7, "status": {"state": "ready", "labels": {"security-relevant": [` + string(label) + `]}, "networking": {"interface-name": "lxc1"}}}]` + "\n"
+	path := filepath.Join(t.TempDir(), "ep.json")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"parse", "cilium-endpoint-get", path}, &stdout, &stderr); code != 0 {
+		t.Fatalf("parse exited %d: %s", code, stderr.String())
+	}
+	if bad := rawControl(stdout.String()); bad != "" {
+		t.Errorf("parse's output holds %s:\n%s", bad, stdout.String())
+	}
+	var got []struct {
+		Labels []string `json:"labels"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("parse's output is not JSON: %v\n%s", err, stdout.String())
+	}
+	if len(got) != 1 || len(got[0].Labels) != 1 || got[0].Labels[0] != "k8s:app="+strings.TrimSuffix(hostile, "\r") {
+		t.Errorf("parse's JSON reads back as %q, want the label as printed", got)
+	}
+}

@@ -89,7 +89,7 @@ func testCmd(args []string, stdout, stderr io.Writer) (code int) {
 		plural(len(res.Changes), "change"), plural(res.Files, "graded file"), res.Count(labtest.Rejected), res.Count(labtest.Declared), res.Count(labtest.Survived), res.Count(labtest.Unnamed))
 	for _, r := range res.Renderings {
 		if r.Refused() || rf.verbose {
-			fmt.Fprintln(stdout, r)
+			fmt.Fprintln(stdout, visible.Text(r.String()))
 		}
 	}
 	fmt.Fprintf(stdout, "labrun test: %s written other ways with the same meaning: %d passed, %d refused\n",
