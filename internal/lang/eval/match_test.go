@@ -11,7 +11,7 @@ import (
 // it scaled web from 2 to 4 (internal/leaf/k8sobj/testdata), decoded as the API client
 // decodes it.
 func TestMismatch(t *testing.T) {
-	data, err := os.ReadFile("../../k8sobj/testdata/deployment_web_scaling_up.json")
+	data, err := os.ReadFile("../../leaf/k8sobj/testdata/deployment_web_scaling_up.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // the command's JSON output (a List).
 func readCapture(t *testing.T, name string) []map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testbed", "captures", name))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "testbed", "captures", name))
 	if err != nil {
 		t.Fatal(err)
 	}
