@@ -1,0 +1,44 @@
+package parse
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/labrun/labrun/internal/parse/parsetest"
+)
+
+// A parser of JSON output never invents a value: a field that is "", 0
+// or false in its result was printed so by Cilium, under a key of a like
+// name; what Cilium did not print is null (an endpoint's podName was ""
+// on 1.20, which fills external-identifiers with cni-attachment-id only).
+// Every real JSON capture; the omitempty zeros parsetest.OmittedZeros
+// lists are still to be decided field by field.
+func TestJSONResultsInventNothing(t *testing.T) {
+	n := 0
+	for _, in := range goldenInputs(t) {
+		body := strings.TrimSpace(in.body)
+		if !strings.HasPrefix(in.rel, "real/") || !(strings.HasPrefix(body, "{") || strings.HasPrefix(body, "[")) || in.expectError || in.mayFail {
+			continue
+		}
+		p, ok := Lookup(in.kind)
+		if !ok {
+			t.Fatalf("%s: no parser for kind %q", in.rel, in.kind)
+		}
+		v, err := p.Parse(in.body)
+		if err != nil {
+			continue
+		}
+		bad, err := parsetest.InventedBeyond(in.kind, []byte(body), v)
+		if err != nil {
+			t.Errorf("%s: %v", in.rel, err)
+			continue
+		}
+		for _, b := range bad {
+			t.Errorf("%s (%s): %s", in.rel, in.kind, b)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no real JSON capture was checked")
+	}
+}
