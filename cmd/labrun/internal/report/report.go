@@ -1,5 +1,6 @@
-// Package report writes a run's outcome for machines: JSON for graders and
-// JUnit XML for CI systems, which render a step as a test case.
+// Package report writes a run's outcome: JSON for graders, JUnit XML for
+// CI systems, which render a step as a test case, and HTML for people
+// (the class board and a learner's page, package board).
 package report
 
 import (
@@ -10,19 +11,21 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/labrun/labrun/cmd/labrun/internal/board"
 	"github.com/labrun/labrun/internal/outdir"
 	"github.com/labrun/labrun/internal/secret"
 	"github.com/labrun/labrun/runner"
 )
 
 // Formats lists the report formats.
-var Formats = []string{"json", "junit"}
+var Formats = []string{"json", "junit", "html"}
 
 // Write renders o in format, with the run's secrets redacted, and stores
 // it atomically at path: through the run's output directory out when path
 // lies inside it (nil when there is none), so that the report is confined
-// like every other file of the run.
-func Write(format, path string, o *runner.Outcome, out *outdir.Dir, secrets *secret.Redactor) error {
+// like every other file of the run. about is what an HTML page says of
+// the run beyond its outcome (labrun's version).
+func Write(format, path string, o *runner.Outcome, out *outdir.Dir, secrets *secret.Redactor, about board.About) error {
 	var data []byte
 	var err error
 	switch format {
@@ -30,6 +33,12 @@ func Write(format, path string, o *runner.Outcome, out *outdir.Dir, secrets *sec
 		data, err = JSON(o)
 	case "junit":
 		data, err = JUnit(o)
+	case "html":
+		// redacted before it is escaped, where a secret's value would no
+		// longer be found as written
+		page := board.Learner(o, about)
+		page.Redact(secrets.String)
+		data, err = page.HTML()
 	default:
 		return fmt.Errorf("unknown report format %q; expected one of %s", format, strings.Join(Formats, ", "))
 	}
