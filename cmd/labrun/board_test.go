@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/cmd/labrun/internal/board"
+	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/fleet"
 	"golang.org/x/net/html"
@@ -502,4 +504,67 @@ func TestLearnerPageInBrowser(t *testing.T) {
 		t.Errorf("verdict line %v", v)
 	}
 	headless(t, bin, "file://"+filepath.Join(dir, "check.html"), "--screenshot="+filepath.Join(keep, "learner.png"), "--window-size=1000,700", "--hide-scrollbars")
+}
+
+// A board of 1,000 learners x 8 tasks stays usable: Chromium loads it,
+// the script sorts its 8,000 cells by a task and filters them, and the
+// page's size and the time it took are printed.
+func TestLargeBoardInBrowser(t *testing.T) {
+	bin := chromiumPath(t)
+	results := make([]fleet.Result, 1000)
+	for i := range results {
+		r := fleet.Result{Index: i, Target: fmt.Sprintf("learner-%04d", i), Verdict: fleet.Passed, Seconds: 0.05}
+		for k := 1; k <= 8; k++ {
+			c := fleet.Case{Name: fmt.Sprintf("task %d: Task %d of the lab", k, k), Status: runner.Passed}
+			if (i+k)%(k+2) == 0 {
+				c.Status, c.Class, c.Message = runner.Failed, runner.ClassAssertion, fmt.Sprintf("answer.json: replicas is %d, expected 3 (hint: count again)", i%3)
+				r.Verdict, r.Class = fleet.Wrong, runner.ClassAssertion
+			} else {
+				r.Passed++
+			}
+			r.Tasks++
+			r.Cases = append(r.Cases, c)
+		}
+		results[i] = r
+	}
+	page := filepath.Join(t.TempDir(), "class.html")
+	if err := report.WriteFleet("html", page, results, board.About{Playbook: "lab.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d := dumpDOM(t, bin, "file://"+page+"#sort=task-3&only=wrong")
+	t.Logf("board of 1,000 learners x 8 tasks: %d bytes (%.0f KiB); Chromium loaded, sorted and filtered it in %s",
+		info.Size(), float64(info.Size())/1024, time.Since(start).Round(time.Millisecond))
+	rows := d.rows(t)
+	if len(rows) != 1000 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	var states []string
+	shown := 0
+	for _, tr := range rows {
+		states = append(states, attr(children(tr, "td")[4], "class"))
+		if !hasAttr(tr, "hidden") {
+			shown++
+		}
+	}
+	want := fleet.Count(results).Wrong
+	if states[0] != "s-wrong" || states[len(states)-1] != "s-passed" || !slices.IsSortedFunc(states, func(a, b string) int {
+		return boolCmp(a == "s-passed", b == "s-passed")
+	}) || shown != want {
+		t.Errorf("sorted by task 3 and filtered to the wrong: %d shown (want %d), states from %s to %s", shown, want, states[0], states[len(states)-1])
+	}
+}
+
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

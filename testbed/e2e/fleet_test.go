@@ -39,6 +39,7 @@ import (
 	"github.com/labrun/labrun/internal/kube/kubetest"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/fleet"
+	"golang.org/x/net/html"
 )
 
 const fleetPlaybook = "../../cmd/labrun/testdata/fleet/lab.yaml"
@@ -81,16 +82,18 @@ func TestFleetJob(t *testing.T) {
 
 	stopHeldPod(ctx, t, c, run, targets[heldAt])
 
-	jsonReport, junitReport := filepath.Join(dir, "class.jsonl"), filepath.Join(dir, "class.xml")
+	jsonReport, junitReport, boardReport := filepath.Join(dir, "class.jsonl"), filepath.Join(dir, "class.xml"), filepath.Join(dir, "class.html")
 	code, out := runLabrun(t, bin, "fleet", "collect", "--kubeconfig", kubetest.Kubeconfig(t), "-n", run, "--job", "labrun-fleet-e2e-fleet",
-		"--wait", "5m", "--targets", targetsFile, "--report", "json="+jsonReport, "--report", "junit="+junitReport)
+		"--wait", "5m", "--targets", targetsFile, "--report", "json="+jsonReport, "--report", "junit="+junitReport, "--report", "html="+boardReport)
 	t.Logf("labrun fleet collect exited %d:\n%s", code, out)
 	if code != 2 {
 		t.Errorf("collect exited %d: want 2, the class of the one target not graded (config)", code)
 	}
-	checkClassResults(t, readResults(t, jsonReport), targets, 2)
+	results := readResults(t, jsonReport)
+	checkClassResults(t, results, targets, 2)
 	checkJobStatus(ctx, t, c, run)
 	checkJUnit(t, junitReport)
+	checkBoard(t, boardReport, results)
 
 	// The same class graded from here by check --targets, through the
 	// same check of each target: the same verdicts, each in one attempt,
@@ -288,6 +291,57 @@ func checkJobStatus(ctx context.Context, t *testing.T, c *kube.Client, ns string
 	s := fleet.State(jobs[0])
 	if s.Finished != "Failed" || s.FailedIndexes != fmt.Sprint(brokenAt) || s.Succeeded != fleetLearners-1 {
 		t.Errorf("the Job's status: %+v; want Failed by index %d alone, %d succeeded", s, brokenAt, fleetLearners-1)
+	}
+	// what the class board says of the Job, from the Job as the API
+	// server gives it
+	if filepath.Base(s.Playbook) != filepath.Base(fleetPlaybook) || s.Started.IsZero() || !s.Ended.After(s.Started) {
+		t.Errorf("the Job's playbook %q, started %s, ended %s: want %s, a start and a later end", s.Playbook, s.Started, s.Ended, filepath.Base(fleetPlaybook))
+	}
+}
+
+// checkBoard: collect's class board has a row per target with the
+// verdict its JSON report gives, the report's counts, and the playbook the
+// Job's pods checked.
+func checkBoard(t *testing.T, path string, results []fleet.Result) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	counts := map[string]string{}
+	var dd []string
+	for n := range doc.Descendants() {
+		if n.Type != html.ElementNode {
+			continue
+		}
+		attrs := map[string]string{}
+		for _, a := range n.Attr {
+			attrs[a.Key] = a.Val
+		}
+		switch {
+		case n.Data == "tr" && attrs["data-n"] != "":
+			rows[attrs["data-n"]] = attrs["data-v"]
+		case attrs["data-count"] != "" && n.FirstChild != nil:
+			counts[attrs["data-count"]] = n.FirstChild.Data
+		case n.Data == "dd" && n.FirstChild != nil:
+			dd = append(dd, n.FirstChild.Data)
+		}
+	}
+	for _, r := range results {
+		if rows[r.Target] != string(r.Verdict) {
+			t.Errorf("the board's row of %s: %q, want %s", r.Target, rows[r.Target], r.Verdict)
+		}
+	}
+	c := fleet.Count(results)
+	if len(rows) != len(results) || counts["passed"] != fmt.Sprint(c.Passed) || counts["wrong"] != fmt.Sprint(c.Wrong) || counts["not-graded"] != fmt.Sprint(c.NotGraded) {
+		t.Errorf("the board: %d rows, counts %v; want %d rows, %+v", len(rows), counts, len(results), c)
+	}
+	if len(dd) == 0 || filepath.Base(dd[0]) != filepath.Base(fleetPlaybook) {
+		t.Errorf("the board's summary %q: want the playbook %s first", dd, filepath.Base(fleetPlaybook))
 	}
 }
 

@@ -111,6 +111,16 @@ type Row struct {
 	VerdictState  string
 }
 
+// Hinted reports whether a cell of the row has a hint.
+func (r Row) Hinted() bool {
+	for _, c := range r.Cells {
+		if c.Hint != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Cell is one learner's result on one task.
 type Cell struct {
 	State   string
