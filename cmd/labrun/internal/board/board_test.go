@@ -195,3 +195,40 @@ func BenchmarkClass(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "page-bytes")
 }
+
+// A learner's page is made from their check's outcome: its tasks (the
+// steps, for a lab without tasks) with status, message and hint apart,
+// and a first line that says passed, wrong, or not checked at all.
+func TestLearner(t *testing.T) {
+	wrong := &runner.Outcome{Name: "lab", Playbook: "labs/lab.yaml", Mode: "check", Status: runner.Failed, Class: runner.ClassAssertion, Seconds: 0.2,
+		Tasks: []*runner.TaskRecord{
+			{Number: 1, Title: "Scale web", Status: runner.Failed, Class: runner.ClassAssertion, Reason: "replicas is 1, expected 3 (hint: scale it)", Hint: "scale it"},
+			{Number: 2, Title: "Expose web", Status: runner.Passed},
+		}}
+	down := &runner.Outcome{Name: "lab", Mode: "check", Status: runner.Failed, Class: runner.ClassTransport,
+		Steps: []*runner.StepRecord{{ID: "pods", Status: runner.Failed, Class: runner.ClassTransport, Error: "connection refused"}}}
+	passed := &runner.Outcome{Name: "lab", Mode: "solve", Status: runner.Passed, Steps: []*runner.StepRecord{{ID: "pods", Status: runner.Passed}}}
+	for _, tt := range []struct {
+		o    *runner.Outcome
+		want []string
+	}{
+		{wrong, []string{"Your check", "1 of 2 tasks passed. The hints below say what to look at.", "<span class=\"num\">Task 1</span> Scale web",
+			`<p class="msg">replicas is 1, expected 3</p>`, "<b>Hint</b> scale it", "✓ passed", "labs/lab.yaml"}},
+		{down, []string{"Your work could not be checked (transport): this is not about your answer.", "<span class=\"num\">Step</span> pods", "connection refused"}},
+		{passed, []string{"<p class=\"kind\">Run</p>", "Well done: every task graded passed."}},
+	} {
+		p := Learner(tt.o, About{Version: "labrun test"})
+		if !p.Learner || p.Title != "lab" {
+			t.Errorf("page %q, learner %v", p.Title, p.Learner)
+		}
+		html := render(t, p)
+		for _, w := range tt.want {
+			if !strings.Contains(html, w) {
+				t.Errorf("the page of a %s check lacks %q", tt.o.Status, w)
+			}
+		}
+		if strings.Contains(html, `id="grid"`) || strings.Contains(html, "(hint: scale it)") {
+			t.Errorf("a learner's page shows the class grid, or the hint inside the message")
+		}
+	}
+}

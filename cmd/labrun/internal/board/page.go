@@ -320,7 +320,7 @@ func newRow(r fleet.Result) Row {
 	label, state := verdictLabel(r)
 	return Row{
 		Index: r.Index, Name: r.Target, Verdict: r.Verdict, Class: r.Class, Rank: rowRank(r),
-		Passed: r.Passed, Tasks: r.Tasks, Seconds: r.Seconds, Attempts: r.Attempts,
+		Passed: r.Passed, Tasks: r.Tasks, Attempts: r.Attempts,
 		Message: r.FirstFailure, Truncated: r.Truncated, VerdictLabel: label, VerdictState: state,
 	}
 }
