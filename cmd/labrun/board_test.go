@@ -2,16 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/fleet"
+	"github.com/labrun/labrun/testbed/browser"
 	"golang.org/x/net/html"
 )
 
@@ -109,143 +107,18 @@ func writeTestFile(t *testing.T, path, text string) {
 	}
 }
 
-// artifacts is the directory a test keeps what people look at after it
-// (screenshots): $LABRUN_ARTIFACTS/<test>, else a temporary directory;
-// the test's log names it.
-func artifacts(t *testing.T) string {
+// gridRows are the grid's learners, in the order the page shows them.
+func gridRows(t *testing.T, d browser.Doc) []*html.Node {
 	t.Helper()
-	dir := t.TempDir()
-	if root := os.Getenv("LABRUN_ARTIFACTS"); root != "" {
-		dir = filepath.Join(root, t.Name())
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("artifacts in %s", dir)
-	return dir
-}
-
-// chromiumPath finds a headless Chromium: $LABRUN_CHROMIUM, else
-// chromium (Debian's package, which .ci/run installs) on PATH. Under
-// CI=true a missing browser fails the test: the board's test must run in
-// CI; elsewhere it is skipped, saying so.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{os.Getenv("LABRUN_CHROMIUM"), "chromium", "chromium-browser"} {
-		if name == "" {
-			continue
-		}
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no chromium on PATH under CI=true: .ci/run installs Debian's chromium, which the class board's browser test needs")
-	}
-	t.Skip("no chromium on PATH (Debian: apt-get install chromium); the class board's browser test does not run here")
-	return ""
-}
-
-// headless runs Chromium headless on the page at url with args
-// (--dump-dom, --screenshot=FILE), with no network of its own and a
-// fresh profile, and returns what it printed. Its processes are one
-// group, all killed when it takes more than a minute.
-func headless(t *testing.T, bin, url string, args ...string) []byte {
-	t.Helper()
-	argv := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir()}, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append(argv, url)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %s %s: %v\n%s", strings.Join(args, " "), url, err, stderr.String())
-	}
-	return stdout.Bytes()
-}
-
-// dom is the document Chromium built from a page once its script ran.
-type dom struct{ root *html.Node }
-
-func dumpDOM(t *testing.T, bin, url string) dom {
-	t.Helper()
-	root, err := html.Parse(bytes.NewReader(headless(t, bin, url, "--dump-dom")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dom{root}
-}
-
-// all lists the elements for which match is true, in document order.
-func (d dom) all(match func(n *html.Node) bool) []*html.Node {
-	var out []*html.Node
-	for n := range d.root.Descendants() {
-		if n.Type == html.ElementNode && match(n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func (d dom) byID(id string) *html.Node {
-	found := d.all(func(n *html.Node) bool { return attr(n, "id") == id })
-	if len(found) != 1 {
-		return nil
-	}
-	return found[0]
-}
-
-func attr(n *html.Node, key string) string {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val
-		}
-	}
-	return ""
-}
-
-func hasAttr(n *html.Node, key string) bool {
-	return slices.ContainsFunc(n.Attr, func(a html.Attribute) bool { return a.Key == key })
-}
-
-func text(n *html.Node) string {
-	var b strings.Builder
-	for c := range n.Descendants() {
-		if c.Type == html.TextNode {
-			b.WriteString(c.Data)
-		}
-	}
-	return b.String()
-}
-
-// children are n's element children named tag.
-func children(n *html.Node, tag string) []*html.Node {
-	var out []*html.Node
-	for c := range n.ChildNodes() {
-		if c.Type == html.ElementNode && c.Data == tag {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// rows are the grid's learners, in the order the page shows them.
-func (d dom) rows(t *testing.T) []*html.Node {
-	t.Helper()
-	grid := d.byID("grid")
+	grid := d.ByID("grid")
 	if grid == nil {
 		t.Fatal("no #grid in the page")
 	}
-	body := children(grid, "tbody")
+	body := browser.Children(grid, "tbody")
 	if len(body) != 1 {
 		t.Fatal("the grid has no tbody")
 	}
-	return children(body[0], "tr")
+	return browser.Children(body[0], "tr")
 }
 
 // wantState is the grid's state of a learner's case, from the JSON
@@ -277,8 +150,8 @@ func wantState(r fleet.Result, task string) string {
 // gives, a wrong answer's message and hint, no request to anywhere; its
 // screenshot is kept.
 func TestBoardInBrowser(t *testing.T) {
-	bin := chromiumPath(t)
-	dir, keep := t.TempDir(), artifacts(t)
+	bin := browser.Need(t)
+	dir, keep := t.TempDir(), browser.Artifacts(t)
 	results := gradeBoardClass(t, dir)
 	page := filepath.Join(dir, "class.html")
 	info, err := os.Stat(page)
@@ -286,12 +159,12 @@ func TestBoardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("class board of %d learners: %d bytes", len(results), info.Size())
-	d := dumpDOM(t, bin, "file://"+page)
+	d := browser.DOM(t, bin, "file://"+page)
 
 	counts := fleet.Count(results)
 	for key, want := range map[string]int{"passed": counts.Passed, "wrong": counts.Wrong, "not-graded": counts.NotGraded} {
-		got := d.all(func(n *html.Node) bool { return attr(n, "data-count") == key })
-		if len(got) != 1 || text(got[0]) != strconv.Itoa(want) {
+		got := d.All(func(n *html.Node) bool { return browser.Attr(n, "data-count") == key })
+		if len(got) != 1 || browser.Text(got[0]) != strconv.Itoa(want) {
 			t.Errorf("count %s: %v, want %d", key, got, want)
 		}
 	}
@@ -302,36 +175,36 @@ func TestBoardInBrowser(t *testing.T) {
 	}
 
 	var tasks []string
-	for _, th := range d.all(func(n *html.Node) bool { return n.Data == "th" && hasAttr(n, "data-name") }) {
-		tasks = append(tasks, attr(th, "data-name"))
+	for _, th := range d.All(func(n *html.Node) bool { return n.Data == "th" && browser.HasAttr(n, "data-name") }) {
+		tasks = append(tasks, browser.Attr(th, "data-name"))
 	}
 	if len(tasks) != 4 || tasks[1] != "task 2: The web Deployment runs three replicas" {
 		t.Fatalf("task columns %q", tasks)
 	}
-	rows := d.rows(t)
+	rows := gridRows(t, d)
 	if len(rows) != len(results) {
 		t.Fatalf("%d rows for %d learners", len(rows), len(results))
 	}
 	var names []string
 	for _, tr := range rows {
-		i, err := strconv.Atoi(attr(tr, "data-i"))
+		i, err := strconv.Atoi(browser.Attr(tr, "data-i"))
 		if err != nil || i < 0 || i >= len(results) {
-			t.Fatalf("row %q: data-i %q", attr(tr, "data-n"), attr(tr, "data-i"))
+			t.Fatalf("row %q: data-i %q", browser.Attr(tr, "data-n"), browser.Attr(tr, "data-i"))
 		}
 		r := results[i]
-		names = append(names, attr(tr, "data-n"))
-		if attr(tr, "data-n") != r.Target || attr(tr, "data-v") != string(r.Verdict) {
-			t.Errorf("row %d: %s %s, report %s %s", i, attr(tr, "data-n"), attr(tr, "data-v"), r.Target, r.Verdict)
+		names = append(names, browser.Attr(tr, "data-n"))
+		if browser.Attr(tr, "data-n") != r.Target || browser.Attr(tr, "data-v") != string(r.Verdict) {
+			t.Errorf("row %d: %s %s, report %s %s", i, browser.Attr(tr, "data-n"), browser.Attr(tr, "data-v"), r.Target, r.Verdict)
 		}
-		cells := children(tr, "td")
-		first, _ := strconv.Atoi(attr(d.byID("grid"), "data-first"))
+		cells := browser.Children(tr, "td")
+		first, _ := strconv.Atoi(browser.Attr(d.ByID("grid"), "data-first"))
 		for k, task := range tasks {
 			td := cells[first-1+k] // the row's first cell is a th
-			if got, want := attr(td, "class"), "s-"+wantState(r, task); got != want {
+			if got, want := browser.Attr(td, "class"), "s-"+wantState(r, task); got != want {
 				t.Errorf("%s, %s: cell %q, want %q", r.Target, task, got, want)
 			}
 		}
-		if got := text(cells[len(cells)-1]); got != r.FirstFailure {
+		if got := browser.Text(cells[len(cells)-1]); got != r.FirstFailure {
 			t.Errorf("%s: first failure %q, report %q", r.Target, got, r.FirstFailure)
 		}
 	}
@@ -339,24 +212,26 @@ func TestBoardInBrowser(t *testing.T) {
 	if !slices.IsSorted(names) {
 		t.Errorf("rows in order %q, want by name", names)
 	}
-	if th := d.all(func(n *html.Node) bool { return n.Data == "th" && hasAttr(n, "aria-sort") }); len(th) != 1 || text(th[0]) != "Learner" {
+	if th := d.All(func(n *html.Node) bool { return n.Data == "th" && browser.HasAttr(n, "aria-sort") }); len(th) != 1 || browser.Text(th[0]) != "Learner" {
 		t.Errorf("the script marked no sorted column")
 	}
 
 	// bruno's scale: a wrong answer, with the report's message and hint
 	bruno := results[slices.IndexFunc(results, func(r fleet.Result) bool { return r.Target == "bruno" })]
 	c := bruno.Cases[1]
-	cell := d.all(func(n *html.Node) bool { return n.Data == "tr" && attr(n, "data-n") == "bruno" })[0]
-	td := children(cell, "td")[3]
-	if attr(td, "class") != "s-wrong" || c.Status != runner.Failed ||
-		attr(td, "data-m") != "scale.json: replicas is 1, expected 3" ||
-		attr(td, "data-h") != "kubectl scale sets spec.replicas; write the number you set" ||
-		c.Message != attr(td, "data-m")+" (hint: "+attr(td, "data-h")+")" {
+	cell := d.All(func(n *html.Node) bool { return n.Data == "tr" && browser.Attr(n, "data-n") == "bruno" })[0]
+	td := browser.Children(cell, "td")[3]
+	if browser.Attr(td, "class") != "s-wrong" || c.Status != runner.Failed ||
+		browser.Attr(td, "data-m") != "scale.json: replicas is 1, expected 3" ||
+		browser.Attr(td, "data-h") != "kubectl scale sets spec.replicas; write the number you set" ||
+		c.Message != browser.Attr(td, "data-m")+" (hint: "+browser.Attr(td, "data-h")+")" {
 		t.Errorf("bruno's scale cell %v; report %+v", td.Attr, c)
 	}
 
 	// self-contained: nothing the page loads
-	for _, n := range d.all(func(n *html.Node) bool { return hasAttr(n, "src") || hasAttr(n, "href") || n.Data == "link" }) {
+	for _, n := range d.All(func(n *html.Node) bool {
+		return browser.HasAttr(n, "src") || browser.HasAttr(n, "href") || n.Data == "link"
+	}) {
 		t.Errorf("the page loads something: <%s %v>", n.Data, n.Attr)
 	}
 	raw, err := os.ReadFile(page)
@@ -367,8 +242,8 @@ func TestBoardInBrowser(t *testing.T) {
 		t.Errorf("the page names a URL")
 	}
 
-	headless(t, bin, "file://"+page, "--screenshot="+filepath.Join(keep, "class-board.png"), "--window-size=1400,900", "--hide-scrollbars")
-	headless(t, bin, "file://"+page+"#show="+strconv.Itoa(bruno.Index)+".2", "--screenshot="+filepath.Join(keep, "class-board-cell.png"), "--window-size=1400,900", "--hide-scrollbars")
+	browser.Screenshot(t, bin, "file://"+page, filepath.Join(keep, "class-board.png"), 1400, 900)
+	browser.Screenshot(t, bin, "file://"+page+"#show="+strconv.Itoa(bruno.Index)+".2", filepath.Join(keep, "class-board-cell.png"), 1400, 900)
 	t.Logf("screenshots: %s", filepath.Join(keep, "class-board.png"))
 }
 
@@ -377,40 +252,40 @@ func TestBoardInBrowser(t *testing.T) {
 // class the learners not graded first, the most decisive class first;
 // a filter hides the others; #show opens a cell's message and hint.
 func TestBoardSortsInBrowser(t *testing.T) {
-	bin := chromiumPath(t)
+	bin := browser.Need(t)
 	dir := t.TempDir()
 	results := gradeBoardClass(t, dir)
 	page := "file://" + filepath.Join(dir, "class.html")
 	rank := map[string]int{}
-	for _, li := range dumpDOM(t, bin, page).all(func(n *html.Node) bool { return hasAttr(n, "data-rank") }) {
-		rank[attr(li, "data-state")], _ = strconv.Atoi(attr(li, "data-rank"))
+	for _, li := range browser.DOM(t, bin, page).All(func(n *html.Node) bool { return browser.HasAttr(n, "data-rank") }) {
+		rank[browser.Attr(li, "data-state")], _ = strconv.Atoi(browser.Attr(li, "data-rank"))
 	}
 
-	d := dumpDOM(t, bin, page+"#sort=task-2")
+	d := browser.DOM(t, bin, page+"#sort=task-2")
 	var states []string
-	for _, tr := range d.rows(t) {
-		states = append(states, strings.TrimPrefix(attr(children(tr, "td")[3], "class"), "s-"))
+	for _, tr := range gridRows(t, d) {
+		states = append(states, strings.TrimPrefix(browser.Attr(browser.Children(tr, "td")[3], "class"), "s-"))
 	}
 	if !slices.IsSortedFunc(states, func(a, b string) int { return rank[a] - rank[b] }) || states[0] != "wrong" || states[len(states)-1] != "passed" {
 		t.Errorf("sorted by task 2: %q", states)
 	}
 
-	d = dumpDOM(t, bin, page+"#sort=class")
+	d = browser.DOM(t, bin, page+"#sort=class")
 	var order []string
-	for _, tr := range d.rows(t) {
-		order = append(order, attr(tr, "data-n")+":"+attr(tr, "data-v"))
+	for _, tr := range gridRows(t, d) {
+		order = append(order, browser.Attr(tr, "data-n")+":"+browser.Attr(tr, "data-v"))
 	}
 	if len(order) < 3 || order[0] != "farid:not-graded" || order[1] != "hugo:not-graded" || !strings.HasSuffix(order[len(order)-1], ":passed") {
 		t.Errorf("sorted by failure class: %q", order)
 	}
 
-	d = dumpDOM(t, bin, page+"#sort=-learner&only=wrong")
+	d = browser.DOM(t, bin, page+"#sort=-learner&only=wrong")
 	var shown []string
-	for _, tr := range d.rows(t) {
-		if !hasAttr(tr, "hidden") {
-			shown = append(shown, attr(tr, "data-n"))
-			if attr(tr, "data-v") != "wrong" {
-				t.Errorf("only=wrong shows %s (%s)", attr(tr, "data-n"), attr(tr, "data-v"))
+	for _, tr := range gridRows(t, d) {
+		if !browser.HasAttr(tr, "hidden") {
+			shown = append(shown, browser.Attr(tr, "data-n"))
+			if browser.Attr(tr, "data-v") != "wrong" {
+				t.Errorf("only=wrong shows %s (%s)", browser.Attr(tr, "data-n"), browser.Attr(tr, "data-v"))
 			}
 		}
 	}
@@ -425,21 +300,21 @@ func TestBoardSortsInBrowser(t *testing.T) {
 	if !slices.Equal(shown, wrong) {
 		t.Errorf("only=wrong, by learner descending: %q, want %q", shown, wrong)
 	}
-	if got := text(d.byID("shown")); got != fmt.Sprintf("%d of %d learners shown", len(wrong), len(results)) {
+	if got := browser.Text(d.ByID("shown")); got != fmt.Sprintf("%d of %d learners shown", len(wrong), len(results)) {
 		t.Errorf("shown: %q", got)
 	}
 
 	hugo := slices.IndexFunc(results, func(r fleet.Result) bool { return r.Target == "hugo" })
-	d = dumpDOM(t, bin, page+"#show="+strconv.Itoa(hugo)+".4")
-	detail := d.byID("detail")
-	if detail == nil || hasAttr(detail, "hidden") {
+	d = browser.DOM(t, bin, page+"#show="+strconv.Itoa(hugo)+".4")
+	detail := d.ByID("detail")
+	if detail == nil || browser.HasAttr(detail, "hidden") {
 		t.Fatal("#show opened no cell")
 	}
 	c := results[hugo].Cases[3]
-	if text(d.byID("d-who")) != "hugo" || text(d.byID("d-task")) != c.Name || !strings.Contains(text(d.byID("d-state")), "timeout") ||
-		text(d.byID("d-msg")) != c.Message || !strings.Contains(text(d.byID("d-hint")), c.Hint) || c.Hint == "" {
-		t.Errorf("hugo's health cell shows %q / %q / %q / %q / %q; report %+v", text(d.byID("d-who")), text(d.byID("d-task")),
-			text(d.byID("d-state")), text(d.byID("d-msg")), text(d.byID("d-hint")), c)
+	if browser.Text(d.ByID("d-who")) != "hugo" || browser.Text(d.ByID("d-task")) != c.Name || !strings.Contains(browser.Text(d.ByID("d-state")), "timeout") ||
+		browser.Text(d.ByID("d-msg")) != c.Message || !strings.Contains(browser.Text(d.ByID("d-hint")), c.Hint) || c.Hint == "" {
+		t.Errorf("hugo's health cell shows %q / %q / %q / %q / %q; report %+v", browser.Text(d.ByID("d-who")), browser.Text(d.ByID("d-task")),
+			browser.Text(d.ByID("d-state")), browser.Text(d.ByID("d-msg")), browser.Text(d.ByID("d-hint")), c)
 	}
 }
 
@@ -447,8 +322,8 @@ func TestBoardSortsInBrowser(t *testing.T) {
 // tasks in order, each with its status, message and hint, as the JSON
 // report of the same check says.
 func TestLearnerPageInBrowser(t *testing.T) {
-	bin := chromiumPath(t)
-	dir, keep := t.TempDir(), artifacts(t)
+	bin := browser.Need(t)
+	dir, keep := t.TempDir(), browser.Artifacts(t)
 	writeTestFile(t, filepath.Join(dir, "bruno", "app.json"), `{"namespace": "default", "debug": false}`)
 	writeTestFile(t, filepath.Join(dir, "bruno", "scale.json"), `{"deployment": "web", "replicas": 1}`)
 	var stdout, stderr bytes.Buffer
@@ -465,12 +340,12 @@ func TestLearnerPageInBrowser(t *testing.T) {
 	if err := json.Unmarshal(data, &o); err != nil {
 		t.Fatal(err)
 	}
-	d := dumpDOM(t, bin, "file://"+filepath.Join(dir, "check.html"))
-	if d.byID("grid") != nil {
+	d := browser.DOM(t, bin, "file://"+filepath.Join(dir, "check.html"))
+	if d.ByID("grid") != nil {
 		t.Error("a learner's page has the class grid")
 	}
-	items := d.all(func(n *html.Node) bool {
-		return n.Data == "li" && hasAttr(n, "data-state") && strings.HasPrefix(attr(n, "class"), "task ")
+	items := d.All(func(n *html.Node) bool {
+		return n.Data == "li" && browser.HasAttr(n, "data-state") && strings.HasPrefix(browser.Attr(n, "class"), "task ")
 	})
 	if len(items) != len(o.Tasks) {
 		t.Fatalf("%d tasks on the page, %d in the report", len(items), len(o.Tasks))
@@ -478,39 +353,41 @@ func TestLearnerPageInBrowser(t *testing.T) {
 	want := map[runner.Status]string{runner.Passed: "passed", runner.Failed: "wrong", runner.NotStarted: "not-started"}
 	for i, li := range items {
 		tr := o.Tasks[i]
-		if attr(li, "data-state") != want[tr.Status] || !strings.Contains(text(li), tr.Title) {
-			t.Errorf("task %d on the page: %s %q; report %s %q", tr.Number, attr(li, "data-state"), text(li), tr.Status, tr.Title)
+		if browser.Attr(li, "data-state") != want[tr.Status] || !strings.Contains(browser.Text(li), tr.Title) {
+			t.Errorf("task %d on the page: %s %q; report %s %q", tr.Number, browser.Attr(li, "data-state"), browser.Text(li), tr.Status, tr.Title)
 		}
-		hint := children(li, "p")
-		if tr.Hint != "" && !slices.ContainsFunc(hint, func(p *html.Node) bool { return attr(p, "class") == "hint" && strings.Contains(text(p), tr.Hint) }) {
+		hint := browser.Children(li, "p")
+		if tr.Hint != "" && !slices.ContainsFunc(hint, func(p *html.Node) bool {
+			return browser.Attr(p, "class") == "hint" && strings.Contains(browser.Text(p), tr.Hint)
+		}) {
 			t.Errorf("task %d: hint %q not on the page", tr.Number, tr.Hint)
 		}
 	}
 	// a write step's hint of the key at fault, apart from its message
 	var msg, hint string
-	for _, p := range children(items[1], "p") {
-		switch attr(p, "class") {
+	for _, p := range browser.Children(items[1], "p") {
+		switch browser.Attr(p, "class") {
 		case "msg":
-			msg = text(p)
+			msg = browser.Text(p)
 		case "hint":
-			hint = text(p)
+			hint = browser.Text(p)
 		}
 	}
 	if msg != "scale.json: replicas is 1, expected 3" || hint != "Hint kubectl scale sets spec.replicas; write the number you set" ||
 		o.Tasks[1].Reason != msg+" (hint: kubectl scale sets spec.replicas; write the number you set)" {
 		t.Errorf("task 2 shows %q, hint %q; report %q", msg, hint, o.Tasks[1].Reason)
 	}
-	if v := d.byID("verdict"); v == nil || !strings.Contains(text(v), "1 of 4 tasks passed") {
+	if v := d.ByID("verdict"); v == nil || !strings.Contains(browser.Text(v), "1 of 4 tasks passed") {
 		t.Errorf("verdict line %v", v)
 	}
-	headless(t, bin, "file://"+filepath.Join(dir, "check.html"), "--screenshot="+filepath.Join(keep, "learner.png"), "--window-size=1000,700", "--hide-scrollbars")
+	browser.Screenshot(t, bin, "file://"+filepath.Join(dir, "check.html"), filepath.Join(keep, "learner.png"), 1000, 700)
 }
 
 // A board of 1,000 learners x 8 tasks stays usable: Chromium loads it,
 // the script sorts its 8,000 cells by a task and filters them, and the
 // page's size and the time it took are printed.
 func TestLargeBoardInBrowser(t *testing.T) {
-	bin := chromiumPath(t)
+	bin := browser.Need(t)
 	results := make([]fleet.Result, 1000)
 	for i := range results {
 		r := fleet.Result{Index: i, Target: fmt.Sprintf("learner-%04d", i), Verdict: fleet.Passed, Seconds: 0.05}
@@ -536,18 +413,18 @@ func TestLargeBoardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	d := dumpDOM(t, bin, "file://"+page+"#sort=task-3&only=wrong")
+	d := browser.DOM(t, bin, "file://"+page+"#sort=task-3&only=wrong")
 	t.Logf("board of 1,000 learners x 8 tasks: %d bytes (%.0f KiB); Chromium loaded, sorted and filtered it in %s",
 		info.Size(), float64(info.Size())/1024, time.Since(start).Round(time.Millisecond))
-	rows := d.rows(t)
+	rows := gridRows(t, d)
 	if len(rows) != 1000 {
 		t.Fatalf("%d rows", len(rows))
 	}
 	var states []string
 	shown := 0
 	for _, tr := range rows {
-		states = append(states, attr(children(tr, "td")[4], "class"))
-		if !hasAttr(tr, "hidden") {
+		states = append(states, browser.Attr(browser.Children(tr, "td")[4], "class"))
+		if !browser.HasAttr(tr, "hidden") {
 			shown++
 		}
 	}

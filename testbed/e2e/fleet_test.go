@@ -39,6 +39,7 @@ import (
 	"github.com/labrun/labrun/internal/kube/kubetest"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/fleet"
+	"github.com/labrun/labrun/testbed/browser"
 	"golang.org/x/net/html"
 )
 
@@ -300,48 +301,65 @@ func checkJobStatus(ctx context.Context, t *testing.T, c *kube.Client, ns string
 }
 
 // checkBoard: collect's class board has a row per target with the
-// verdict its JSON report gives, the report's counts, and the playbook the
-// Job's pods checked.
+// verdict its JSON report gives, each task's cell in the state of its
+// case (a wrong answer's with its message), the report's counts, and the
+// playbook the Job's pods checked: as the file holds it and, with
+// Chromium (always in CI), as a browser shows it once the page's script
+// ran; the browser's screenshot is kept.
 func checkBoard(t *testing.T, path string, results []fleet.Result) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := html.Parse(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
+	checkBoardDoc(t, "the board's file", browser.Parse(t, data), results)
+	bin, ok := browser.Find(t)
+	if !ok {
+		return
 	}
-	rows := map[string]string{}
-	counts := map[string]string{}
-	var dd []string
-	for n := range doc.Descendants() {
-		if n.Type != html.ElementNode {
-			continue
-		}
-		attrs := map[string]string{}
-		for _, a := range n.Attr {
-			attrs[a.Key] = a.Val
-		}
-		switch {
-		case n.Data == "tr" && attrs["data-n"] != "":
-			rows[attrs["data-n"]] = attrs["data-v"]
-		case attrs["data-count"] != "" && n.FirstChild != nil:
-			counts[attrs["data-count"]] = n.FirstChild.Data
-		case n.Data == "dd" && n.FirstChild != nil:
-			dd = append(dd, n.FirstChild.Data)
-		}
+	checkBoardDoc(t, "the board in Chromium", browser.DOM(t, bin, "file://"+path), results)
+	shot := filepath.Join(browser.Artifacts(t), "fleet-collect-board.png")
+	browser.Screenshot(t, bin, "file://"+path, shot, 1400, 900)
+	t.Logf("the class board of the Job: %s", shot)
+}
+
+func checkBoardDoc(t *testing.T, what string, d browser.Doc, results []fleet.Result) {
+	rows := map[string]*html.Node{}
+	for _, tr := range d.All(func(n *html.Node) bool { return n.Data == "tr" && browser.HasAttr(n, "data-n") }) {
+		rows[browser.Attr(tr, "data-n")] = tr
+	}
+	if len(rows) != len(results) {
+		t.Errorf("%s: %d rows for %d targets", what, len(rows), len(results))
 	}
 	for _, r := range results {
-		if rows[r.Target] != string(r.Verdict) {
-			t.Errorf("the board's row of %s: %q, want %s", r.Target, rows[r.Target], r.Verdict)
+		tr := rows[r.Target]
+		if tr == nil || browser.Attr(tr, "data-v") != string(r.Verdict) {
+			t.Errorf("%s: no row of %s with its verdict %s", what, r.Target, r.Verdict)
+			continue
+		}
+		// the lab's one task: the cell after the learner's name, tasks
+		// passed and verdict
+		cell := browser.Children(tr, "td")[2]
+		want, msg := "s-passed", ""
+		switch {
+		case r.Verdict == fleet.NotGraded:
+			want = "s-" + string(r.Class)
+		case r.Verdict == fleet.Wrong:
+			want, msg = "s-wrong", r.Cases[0].Message
+		}
+		if browser.Attr(cell, "class") != want || browser.Attr(cell, "data-m") != msg {
+			t.Errorf("%s: the cell of %s is %v; want %s %q", what, r.Target, cell.Attr, want, msg)
 		}
 	}
 	c := fleet.Count(results)
-	if len(rows) != len(results) || counts["passed"] != fmt.Sprint(c.Passed) || counts["wrong"] != fmt.Sprint(c.Wrong) || counts["not-graded"] != fmt.Sprint(c.NotGraded) {
-		t.Errorf("the board: %d rows, counts %v; want %d rows, %+v", len(rows), counts, len(results), c)
+	for key, want := range map[string]int{"passed": c.Passed, "wrong": c.Wrong, "not-graded": c.NotGraded} {
+		got := d.All(func(n *html.Node) bool { return browser.Attr(n, "data-count") == key })
+		if len(got) != 1 || browser.Text(got[0]) != fmt.Sprint(want) {
+			t.Errorf("%s: count %s is not %d", what, key, want)
+		}
 	}
-	if len(dd) == 0 || filepath.Base(dd[0]) != filepath.Base(fleetPlaybook) {
-		t.Errorf("the board's summary %q: want the playbook %s first", dd, filepath.Base(fleetPlaybook))
+	dd := d.All(func(n *html.Node) bool { return n.Data == "dd" })
+	if len(dd) == 0 || filepath.Base(browser.Text(dd[0])) != filepath.Base(fleetPlaybook) {
+		t.Errorf("%s: the summary does not name the playbook %s first", what, filepath.Base(fleetPlaybook))
 	}
 }
 

@@ -101,6 +101,9 @@ func TestClass(t *testing.T) {
 	if r := p.Rows[5]; r.VerdictLabel != "not graded: config" || !strings.Contains(r.Message, "variable answers") {
 		t.Errorf("learner 5: %q %q", r.VerdictLabel, r.Message)
 	}
+	if one := Class(class(30, 1), About{}); one.Tasks[0].Hardest {
+		t.Errorf("the one task of a lab is marked the hardest")
+	}
 	var legend []string
 	for _, s := range p.Legend {
 		legend = append(legend, s.Name)

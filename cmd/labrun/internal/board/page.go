@@ -66,7 +66,8 @@ type Task struct {
 	// Passed, Wrong and NotGraded count the learners whose cell is in
 	// each verdict.
 	Passed, Wrong, NotGraded int
-	// Hardest: the class passes no task less often (and not always).
+	// Hardest: of several tasks, the class passes none less often (and
+	// this one not always).
 	Hardest bool
 }
 
@@ -292,7 +293,7 @@ func Class(results []fleet.Result, about About) *Page {
 		}
 	}
 	for i, t := range p.Tasks {
-		p.Tasks[i].Hardest = lowest < 100 && t.PassRate() == lowest
+		p.Tasks[i].Hardest = len(p.Tasks) > 1 && lowest < 100 && t.PassRate() == lowest
 	}
 	return p
 }
