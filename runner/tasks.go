@@ -36,6 +36,11 @@ type TaskRecord struct {
 	// Reason is why it failed (its first problem) or was skipped or not
 	// started.
 	Reason string `json:"reason,omitempty"`
+	// Hint is what the playbook tells the learner to look at for the
+	// problem Reason names (the failed assertion's hint, else its step's),
+	// when it gives one. Reason says it too, after the problem; a page
+	// that shows the learner the hint apart takes it from here.
+	Hint string `json:"hint,omitempty"`
 	// Files are the files its write steps write, relative to outputDir
 	// when known before the run.
 	Files []string `json:"files,omitempty"`
@@ -118,7 +123,7 @@ func (r *Runner) taskRecords(recs []*StepRecord) []*TaskRecord {
 			}
 			switch {
 			case rec.Status == Failed && tr.Status != Failed:
-				tr.Status, tr.Reason, tr.Class = Failed, rec.FirstReason(), rec.Class
+				tr.Status, tr.Reason, tr.Class, tr.Hint = Failed, rec.FirstReason(), rec.Class, rec.FirstHint()
 				if s.Task != t {
 					tr.Reason = fmt.Sprintf("step %s of task %d, which it reads: %s", s.ID, s.Task.Number, tr.Reason)
 				}
@@ -156,6 +161,22 @@ func (rec *StepRecord) FirstReason() string {
 		return msg
 	}
 	return "failed"
+}
+
+// FirstHint is the hint for the problem FirstReason names: its failed
+// assertion's hint, else the step's own ("" when the playbook gives none).
+func (rec *StepRecord) FirstHint() string {
+	if rec.Error == "" {
+		for _, a := range rec.Assertions {
+			if !a.Passed && a.Hint != "" {
+				return a.Hint
+			}
+			if !a.Passed {
+				break
+			}
+		}
+	}
+	return rec.Hint
 }
 
 // Task finds a task by its number (from 1) or its id, as --task and

@@ -3,6 +3,8 @@ package runner
 import (
 	"slices"
 	"testing"
+
+	"github.com/labrun/labrun/actions"
 )
 
 // A task's files are known before the run when their paths are literal or
@@ -59,6 +61,53 @@ steps:
 		files, known := p.TaskFiles(p.Tasks[tt.task], env)
 		if !slices.Equal(files, tt.want) || known != tt.wantKnown {
 			t.Errorf("task %s: files %q (known %v), want %q (known %v)", p.Tasks[tt.task].ID, files, known, tt.want, tt.wantKnown)
+		}
+	}
+}
+
+// A failed task carries the hint for the problem its reason names: the
+// failed assertion's own, else its step's; an error's is the step's. A task
+// whose step gives no hint has none, and a passed task none.
+func TestTaskHint(t *testing.T) {
+	o := runWith(t, `name: t
+tasks:
+  own: the assertion's hint
+  step: the step's hint
+  error: an error, the step's hint
+  none: no hint
+  ok: passes
+steps:
+  - id: own
+    task: own
+    run: {argv: [echo, "2"]}
+    hint: look at the step
+    assert:
+      - that: trim(result.stdout) == "2"
+        hint: not this one, it passed
+      - that: trim(result.stdout) == "3"
+        hint: three, not two
+  - id: step
+    task: step
+    run: {argv: [echo, "2"]}
+    hint: look at the step
+    assert: [trim(result.stdout) == "3"]
+  - id: error
+    task: error
+    run: {argv: ["false"]}
+    hint: false always fails
+  - id: none
+    task: none
+    run: {argv: [echo, "2"]}
+    assert: [trim(result.stdout) == "3"]
+  - id: ok
+    task: ok
+    run: {argv: [echo, "2"]}
+    hint: unused
+`, actions.Solve, nil, true)
+	want := map[string]string{"own": "three, not two", "step": "look at the step", "error": "false always fails", "none": "", "ok": ""}
+	for _, tr := range o.Tasks {
+		if tr.Hint != want[tr.ID] {
+			t.Errorf("task %s (%s: %s): hint %q, want %q", tr.ID, tr.Status, tr.Reason, tr.Hint, want[tr.ID])
 		}
 	}
 }

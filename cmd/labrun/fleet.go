@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/labrun/labrun/cmd/labrun/internal/board"
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/boundary/cluster"
 	"github.com/labrun/labrun/internal/lang/eval"
@@ -38,8 +39,8 @@ and failed at once on a broken playbook or permission (exit 2).
 
 collect reads the results the Job's pods left as their termination
 messages (it needs get on the Job and list on pods in its namespace) and
-prints the table check --targets prints; --report writes the JSON lines
-and the JUnit suites. With --wait it first waits for the Job to end.
+prints the table check --targets prints; --report writes the JSON lines,
+the JUnit suites and the class board (html). With --wait it first waits for the Job to end.
 Exit 0 when every target was graded, right or wrong, else as check
 --targets.
 
@@ -181,7 +182,7 @@ func fleetCollect(args []string, stdout, stderr io.Writer) int {
 	namespace := fs.StringP("namespace", "n", "labrun", "the Job's namespace")
 	targets := fs.String("targets", "", "the targets file the Job was rendered from: names the targets that left no result")
 	wait := fs.Duration("wait", 0, "first wait up to this long for the Job to end, printing its progress")
-	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json (a line per target) or junit; repeatable")
+	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json (a line per target), junit or html (the class board); repeatable")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
 	fs.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default: its current context)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -211,13 +212,17 @@ func fleetCollect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labrun fleet collect: %v\n", err)
 		return exitInvalid
 	}
-	results, code := collectJob(ctx, c, *namespace, *name, *wait, names, stdout, stderr)
+	results, job, code := collectJob(ctx, c, *namespace, *name, *wait, names, stdout, stderr)
 	if results == nil {
 		return code
 	}
 	writeTable(stdout, results, 0)
+	about := board.About{Version: thisVersion(), Playbook: job.Playbook, Source: fmt.Sprintf("Job %s/%s (fleet collect)", *namespace, *name), Started: job.Started}
+	if !job.Started.IsZero() && !job.Ended.IsZero() {
+		about.Seconds = job.Ended.Sub(job.Started).Seconds()
+	}
 	for _, rq := range reqs {
-		if err := report.WriteFleet(rq.format, rq.path, results); err != nil {
+		if err := report.WriteFleet(rq.format, rq.path, results, about); err != nil {
 			fmt.Fprintf(stderr, "labrun fleet collect: cannot write %s report: %v\n", rq.format, err)
 			return exitFailed
 		}
@@ -226,9 +231,9 @@ func fleetCollect(args []string, stdout, stderr io.Writer) int {
 }
 
 // collectJob reads the Job (waiting up to wait for it to end) and its
-// pods, and merges their results. On failure, results is nil and code
-// the exit code.
-func collectJob(ctx context.Context, c cluster.Cluster, namespace, name string, wait time.Duration, names []string, stdout, stderr io.Writer) (results []fleet.Result, code int) {
+// pods, and merges their results; job is the Job's state. On failure,
+// results is nil and code the exit code.
+func collectJob(ctx context.Context, c cluster.Cluster, namespace, name string, wait time.Duration, names []string, stdout, stderr io.Writer) (results []fleet.Result, job fleet.JobState, code int) {
 	q := cluster.ObjectQuery{APIVersion: "batch/v1", Kind: "Job", Namespace: namespace, Name: name}
 	var jobs []map[string]any
 	var err error
@@ -250,7 +255,7 @@ func collectJob(ctx context.Context, c cluster.Cluster, namespace, name string, 
 		})
 		if err != nil && wctx.Err() != nil && ctx.Err() == nil {
 			fmt.Fprintf(stderr, "labrun fleet collect: job %s/%s did not end within %s; last seen: %s\n", namespace, name, wait, last)
-			return nil, exitTimeout
+			return nil, job, exitTimeout
 		}
 	} else {
 		jobs, err = c.List(ctx, q)
@@ -264,11 +269,11 @@ func collectJob(ctx context.Context, c cluster.Cluster, namespace, name string, 
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "labrun fleet collect: %s\n", eval.FirstLine(err.Error()))
-		return nil, collectErrorExit(err)
+		return nil, job, collectErrorExit(err)
 	}
 	s := fleet.State(jobs[0])
 	fmt.Fprint(stdout, visible.Text(fmt.Sprintf("job %s/%s: %s; failed indexes: %s\n", namespace, name, orText(s.Finished, "running"), orText(s.FailedIndexes, "none"))))
-	return fleet.Collect(s.Completions, pods, names), exitOK
+	return fleet.Collect(s.Completions, pods, names), s, exitOK
 }
 
 // collectErrorExit is the exit code of a failed read of the Job: as for a

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/cmd/labrun/internal/board"
 	"github.com/labrun/labrun/cmd/labrun/internal/console"
 	"github.com/labrun/labrun/cmd/labrun/internal/platform"
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
@@ -114,7 +115,7 @@ func readRunArgs(args []string, mode actions.Mode, stderr io.Writer) (a runArgs,
 		a.leaseFlags.register(fs)
 	}
 	var format string
-	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json or junit; repeatable")
+	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json, junit or html (a page for people: the learner's tasks, or with --targets the class board); repeatable")
 	fs.StringVar(&a.from, "from", "", "resume at this step, restoring earlier results from the journal in the output directory")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "validate and print the plan; run nothing")
 	fs.BoolVar(&a.noPreflight, "no-preflight", false, "do not ask the cluster for the permissions the steps need before the first one")
@@ -152,8 +153,8 @@ func readReports(flags []string, name string, stderr io.Writer) ([]reportReq, bo
 	var out []reportReq
 	for _, r := range flags {
 		format, path, ok := strings.Cut(r, "=")
-		if !ok || path == "" || (format != "json" && format != "junit") {
-			fmt.Fprintf(stderr, "labrun %s: --report %q: expected json=FILE or junit=FILE\n", name, r)
+		if !ok || path == "" || !slices.Contains(report.Formats, format) {
+			fmt.Fprintf(stderr, "labrun %s: --report %q: expected json=FILE, junit=FILE or html=FILE\n", name, r)
 			return nil, false
 		}
 		out = append(out, reportReq{format, path})
@@ -203,7 +204,7 @@ func (a *runArgs) run(plan *runner.Plan, mode actions.Mode, only []*syntax.Task,
 	}
 	a.printVerdict(out, stdout, stderr)
 	for _, rq := range a.reports {
-		if err := report.Write(rq.format, rq.path, out, r.Runtime.Out, secrets); err != nil {
+		if err := report.Write(rq.format, rq.path, out, r.Runtime.Out, secrets, board.About{Version: thisVersion()}); err != nil {
 			fmt.Fprintf(stderr, "labrun %s: cannot write %s report: %v\n", a.name, rq.format, err)
 			return exitFailed
 		}

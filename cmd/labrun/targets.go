@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/cmd/labrun/internal/board"
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/boundary/cluster"
 	"github.com/labrun/labrun/internal/lang/diag"
@@ -97,7 +98,8 @@ func (a *runArgs) checkTargets(stdout, stderr io.Writer) int {
 	defer stop()
 	started := time.Now()
 	results := a.gradeAll(ctx, ts, indexes, stdout, stderr)
-	writeTable(stdout, results, time.Since(started))
+	took := time.Since(started)
+	writeTable(stdout, results, took)
 	code := fleetExit(ctx, results)
 	if a.targets.termLog != "" {
 		if err := writeInPlace(a.targets.termLog, results[0]); err != nil {
@@ -105,8 +107,9 @@ func (a *runArgs) checkTargets(stdout, stderr io.Writer) int {
 			return cmp.Or(code, exitFailed)
 		}
 	}
+	about := board.About{Version: thisVersion(), Playbook: a.playbook, Source: "check --targets " + a.targets.file, Started: started, Seconds: took.Seconds()}
 	for _, rq := range a.reports {
-		if err := report.WriteFleet(rq.format, rq.path, results); err != nil {
+		if err := report.WriteFleet(rq.format, rq.path, results, about); err != nil {
 			fmt.Fprintf(stderr, "labrun check: cannot write %s report: %v\n", rq.format, err)
 			return cmp.Or(code, exitFailed)
 		}
@@ -187,6 +190,7 @@ func (a *runArgs) gradeTarget(ctx context.Context, ts *fleet.Targets, i int, con
 	res.FirstFailure = secrets.String(res.FirstFailure)
 	for k := range res.Cases {
 		res.Cases[k].Message = secrets.String(res.Cases[k].Message)
+		res.Cases[k].Hint = secrets.String(res.Cases[k].Hint)
 	}
 	return res
 }

@@ -86,7 +86,12 @@ func shortRevision(rev string) string {
 // versionCmd prints versionLine of this binary. Like before it named the
 // commit, it takes no flags and ignores any argument.
 func versionCmd(stdout io.Writer) int {
-	info, ok := debug.ReadBuildInfo()
-	fmt.Fprintln(stdout, versionLine(info, ok, linkerStamp()))
+	fmt.Fprintln(stdout, thisVersion())
 	return exitOK
+}
+
+// thisVersion is versionLine of this binary, which an HTML report names.
+func thisVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	return versionLine(info, ok, linkerStamp())
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/labrun/labrun/internal/leaf/k8sobj"
 	"github.com/labrun/labrun/runner"
@@ -29,6 +30,13 @@ type JobState struct {
 	// FailedIndexes is the Job's own list of the failed, as "1,3-5".
 	Succeeded, Failed int
 	FailedIndexes     string
+	// Playbook is the playbook the pods check, as their command line
+	// names it in their mount of the Job's ConfigMap ("" for a Job that
+	// fleet render did not make).
+	Playbook string
+	// Started is when the Job started, Ended when it finished (its
+	// completionTime, or when it was marked Failed); zero when not known.
+	Started, Ended time.Time
 }
 
 // State reads a Job object's progress.
@@ -44,7 +52,52 @@ func State(job map[string]any) JobState {
 			s.Finished = c
 		}
 	}
+	s.Started = timestamp(k8sobj.String(job, "status", "startTime"))
+	s.Ended = timestamp(k8sobj.String(job, "status", "completionTime"))
+	status, _ := job["status"].(map[string]any)
+	conditions, _ := status["conditions"].([]any)
+	for _, c := range conditions {
+		cm, _ := c.(map[string]any)
+		if s.Ended.IsZero() && s.Finished != "" && k8sobj.String(cm, "type") == s.Finished {
+			s.Ended = timestamp(k8sobj.String(cm, "lastTransitionTime"))
+		}
+	}
+	s.Playbook = jobPlaybook(job)
 	return s
+}
+
+// jobPlaybook is the argument after "check" in the command line of the
+// labrun container of a Job's pods.
+func jobPlaybook(job map[string]any) string {
+	var list []any
+	if spec, ok := job["spec"].(map[string]any); ok {
+		if template, ok := spec["template"].(map[string]any); ok {
+			if pod, ok := template["spec"].(map[string]any); ok {
+				list, _ = pod["containers"].([]any)
+			}
+		}
+	}
+	for _, c := range list {
+		cm, _ := c.(map[string]any)
+		if k8sobj.String(cm, "name") != Container {
+			continue
+		}
+		args, _ := cm["args"].([]any)
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "check" {
+				p, _ := args[i+1].(string)
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// timestamp reads an API time ("2006-01-02T15:04:05Z"); zero when it
+// is not one.
+func timestamp(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339, s)
+	return t
 }
 
 // Collect merges the results an Indexed Job's pods left as their

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labrun/labrun/runner"
+	"gopkg.in/yaml.v3"
 )
 
 func writeFile(t *testing.T, name, text string) string {
@@ -191,5 +193,76 @@ func TestOutputs(t *testing.T) {
 	}
 	if files, err := ReadOutputs(ts); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("a learner's directory that is a link: %v, %d files", err, len(files))
+	}
+}
+
+// A case carries its hint apart from its message: a task's from its
+// record, a step's (a lab without tasks) from its failed assertion, else
+// the step; a passed case has neither.
+func TestCaseHints(t *testing.T) {
+	tasks := &runner.Outcome{Status: runner.Failed, Class: runner.ClassAssertion, Tasks: []*runner.TaskRecord{
+		{Number: 1, Title: "one", Status: runner.Failed, Class: runner.ClassAssertion, Reason: "not 3 (hint: three, not two)", Hint: "three, not two"},
+		{Number: 2, Title: "two", Status: runner.Passed},
+	}}
+	steps := &runner.Outcome{Status: runner.Failed, Class: runner.ClassAssertion, Steps: []*runner.StepRecord{
+		{ID: "a", Status: runner.Failed, Class: runner.ClassAssertion, Hint: "the step's", Assertions: []runner.AssertRecord{{That: "x", Hint: "the assertion's"}}},
+		{ID: "b", Status: runner.Failed, Class: runner.ClassAssertion, Hint: "the step's", Assertions: []runner.AssertRecord{{That: "x"}}},
+		{ID: "c", Status: runner.Passed, Hint: "unused"},
+	}}
+	for _, tt := range []struct {
+		o    *runner.Outcome
+		want []string
+	}{
+		{tasks, []string{"three, not two", ""}},
+		{steps, []string{"the assertion's", "the step's", ""}},
+	} {
+		r := FromOutcome(0, Target{Name: "a"}, tt.o, 1)
+		var got []string
+		for _, c := range r.Cases {
+			got = append(got, c.Hint)
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("hints %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// State reads, besides a Job's progress, what the class board says of
+// its grading: the playbook its pods check (from the Job render makes)
+// and when it started and ended: completionTime for a Job that completed,
+// the Failed condition's time for one that failed.
+func TestStateOfJob(t *testing.T) {
+	data, err := yaml.Marshal(jobObject(Job{Name: "g", Namespace: "grading", Image: "labrun"}, "lab.yaml", 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job map[string]any
+	if err := yaml.Unmarshal(data, &job); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		status     string
+		finished   string
+		start, end string
+	}{
+		{`{"startTime": "2025-12-07T03:00:00Z", "completionTime": "2025-12-07T03:00:12Z", "succeeded": 3,
+		  "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": "2025-12-07T03:00:12Z"}]}`,
+			"Complete", "2025-12-07T03:00:00Z", "2025-12-07T03:00:12Z"},
+		{`{"startTime": "2025-12-07T03:00:00Z", "failed": 1, "failedIndexes": "1",
+		  "conditions": [{"type": "FailureTarget", "status": "True", "lastTransitionTime": "2025-12-07T03:00:05Z"},
+		                 {"type": "Failed", "status": "True", "lastTransitionTime": "2025-12-07T03:00:07Z"}]}`,
+			"Failed", "2025-12-07T03:00:00Z", "2025-12-07T03:00:07Z"},
+		{`{"startTime": "2025-12-07T03:00:00Z", "active": 2}`, "", "2025-12-07T03:00:00Z", "0001-01-01T00:00:00Z"},
+	} {
+		var status map[string]any
+		if err := json.Unmarshal([]byte(tt.status), &status); err != nil {
+			t.Fatal(err)
+		}
+		job["status"] = status
+		s := State(job)
+		if s.Playbook != mountDir+"/lab.yaml" || s.Finished != tt.finished ||
+			s.Started.Format(time.RFC3339) != tt.start || s.Ended.Format(time.RFC3339) != tt.end || s.Completions != 3 {
+			t.Errorf("State of %s: %+v", tt.status, s)
+		}
 	}
 }

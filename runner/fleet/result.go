@@ -63,7 +63,10 @@ type Case struct {
 	Status  runner.Status `json:"status"`
 	Class   runner.Class  `json:"class,omitempty"`
 	Message string        `json:"message,omitempty"`
-	Seconds float64       `json:"seconds,omitempty"`
+	// Hint is the playbook's hint for the problem Message names, for a
+	// page that shows it to the learner apart (the class board).
+	Hint    string  `json:"hint,omitempty"`
+	Seconds float64 `json:"seconds,omitempty"`
 }
 
 // MaxResultBytes is the most a result line may take: a container's
@@ -128,7 +131,7 @@ func taskCases(o *runner.Outcome) []Case {
 		}
 		c := Case{Name: fmt.Sprintf("task %d: %s", t.Number, t.Title), Status: t.Status, Class: t.Class, Seconds: secs[t.Number]}
 		if t.Status != runner.Passed {
-			c.Message = oneLine(t.Reason)
+			c.Message, c.Hint = oneLine(t.Reason), oneLine(t.Hint)
 		}
 		out = append(out, c)
 	}
@@ -144,7 +147,7 @@ func stepCases(o *runner.Outcome) []Case {
 		}
 		c := Case{Name: s.ID, Status: s.Status, Class: s.Class, Seconds: s.Seconds}
 		if s.Status == runner.Failed {
-			c.Message = oneLine(stepMessage(s))
+			c.Message, c.Hint = oneLine(stepMessage(s)), oneLine(s.FirstHint())
 		}
 		out = append(out, c)
 	}
@@ -211,6 +214,7 @@ func (r Result) Line() ([]byte, error) {
 		if limit > 16 {
 			for i := range r.Cases {
 				r.Cases[i].Message = cut(r.Cases[i].Message, limit)
+				r.Cases[i].Hint = cut(r.Cases[i].Hint, limit)
 			}
 			r.FirstFailure = cut(r.FirstFailure, limit)
 			continue

@@ -39,6 +39,8 @@ import (
 	"github.com/labrun/labrun/internal/leaf/k8sobj"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/fleet"
+	"github.com/labrun/labrun/testbed/browser"
+	"golang.org/x/net/html"
 )
 
 const fleetPlaybook = "../../cmd/labrun/testdata/fleet/lab.yaml"
@@ -81,16 +83,18 @@ func TestFleetJob(t *testing.T) {
 
 	stopHeldPod(ctx, t, c, run, targets[heldAt])
 
-	jsonReport, junitReport := filepath.Join(dir, "class.jsonl"), filepath.Join(dir, "class.xml")
+	jsonReport, junitReport, boardReport := filepath.Join(dir, "class.jsonl"), filepath.Join(dir, "class.xml"), filepath.Join(dir, "class.html")
 	code, out := runLabrun(t, bin, "fleet", "collect", "--kubeconfig", kubetest.Kubeconfig(t), "-n", run, "--job", "labrun-fleet-e2e-fleet",
-		"--wait", "5m", "--targets", targetsFile, "--report", "json="+jsonReport, "--report", "junit="+junitReport)
+		"--wait", "5m", "--targets", targetsFile, "--report", "json="+jsonReport, "--report", "junit="+junitReport, "--report", "html="+boardReport)
 	t.Logf("labrun fleet collect exited %d:\n%s", code, out)
 	if code != 2 {
 		t.Errorf("collect exited %d: want 2, the class of the one target not graded (config)", code)
 	}
-	checkClassResults(t, readResults(t, jsonReport), targets, 2)
+	results := readResults(t, jsonReport)
+	checkClassResults(t, results, targets, 2)
 	checkJobStatus(ctx, t, c, run)
 	checkJUnit(t, junitReport)
+	checkBoard(t, boardReport, results)
 
 	// The same class graded from here by check --targets, through the
 	// same check of each target: the same verdicts, each in one attempt,
@@ -288,6 +292,74 @@ func checkJobStatus(ctx context.Context, t *testing.T, c *kube.Client, ns string
 	s := fleet.State(jobs[0])
 	if s.Finished != "Failed" || s.FailedIndexes != fmt.Sprint(brokenAt) || s.Succeeded != fleetLearners-1 {
 		t.Errorf("the Job's status: %+v; want Failed by index %d alone, %d succeeded", s, brokenAt, fleetLearners-1)
+	}
+	// what the class board says of the Job, from the Job as the API
+	// server gives it
+	if filepath.Base(s.Playbook) != filepath.Base(fleetPlaybook) || s.Started.IsZero() || !s.Ended.After(s.Started) {
+		t.Errorf("the Job's playbook %q, started %s, ended %s: want %s, a start and a later end", s.Playbook, s.Started, s.Ended, filepath.Base(fleetPlaybook))
+	}
+}
+
+// checkBoard: collect's class board has a row per target with the
+// verdict its JSON report gives, each task's cell in the state of its
+// case (a wrong answer's with its message), the report's counts, and the
+// playbook the Job's pods checked: as the file holds it and, with
+// Chromium (always in CI), as a browser shows it once the page's script
+// ran; the browser's screenshot is kept.
+func checkBoard(t *testing.T, path string, results []fleet.Result) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBoardDoc(t, "the board's file", browser.Parse(t, data), results)
+	bin, ok := browser.Find(t)
+	if !ok {
+		return
+	}
+	checkBoardDoc(t, "the board in Chromium", browser.DOM(t, bin, "file://"+path), results)
+	shot := filepath.Join(browser.Artifacts(t), "fleet-collect-board.png")
+	browser.Screenshot(t, bin, "file://"+path, shot, 1400, 900)
+	t.Logf("the class board of the Job: %s", shot)
+}
+
+func checkBoardDoc(t *testing.T, what string, d browser.Doc, results []fleet.Result) {
+	rows := map[string]*html.Node{}
+	for _, tr := range d.All(func(n *html.Node) bool { return n.Data == "tr" && browser.HasAttr(n, "data-n") }) {
+		rows[browser.Attr(tr, "data-n")] = tr
+	}
+	if len(rows) != len(results) {
+		t.Errorf("%s: %d rows for %d targets", what, len(rows), len(results))
+	}
+	for _, r := range results {
+		tr := rows[r.Target]
+		if tr == nil || browser.Attr(tr, "data-v") != string(r.Verdict) {
+			t.Errorf("%s: no row of %s with its verdict %s", what, r.Target, r.Verdict)
+			continue
+		}
+		// the lab's one task: the cell after the learner's name, tasks
+		// passed and verdict
+		cell := browser.Children(tr, "td")[2]
+		want, msg := "s-passed", ""
+		switch {
+		case r.Verdict == fleet.NotGraded:
+			want = "s-" + string(r.Class)
+		case r.Verdict == fleet.Wrong:
+			want, msg = "s-wrong", r.Cases[0].Message
+		}
+		if browser.Attr(cell, "class") != want || browser.Attr(cell, "data-m") != msg {
+			t.Errorf("%s: the cell of %s is %v; want %s %q", what, r.Target, cell.Attr, want, msg)
+		}
+	}
+	c := fleet.Count(results)
+	for key, want := range map[string]int{"passed": c.Passed, "wrong": c.Wrong, "not-graded": c.NotGraded} {
+		got := d.All(func(n *html.Node) bool { return browser.Attr(n, "data-count") == key })
+		if len(got) != 1 || browser.Text(got[0]) != fmt.Sprint(want) {
+			t.Errorf("%s: count %s is not %d", what, key, want)
+		}
+	}
+	dd := d.All(func(n *html.Node) bool { return n.Data == "dd" })
+	if len(dd) == 0 || filepath.Base(browser.Text(dd[0])) != filepath.Base(fleetPlaybook) {
+		t.Errorf("%s: the summary does not name the playbook %s first", what, filepath.Base(fleetPlaybook))
 	}
 }
 

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/labrun/labrun/cmd/labrun/internal/board"
 	"github.com/labrun/labrun/internal/leaf/outdir"
 	"github.com/labrun/labrun/runner/fleet"
 )
 
 // WriteFleet writes the results of a class's targets (labrun check
 // --targets, labrun fleet collect) in format at path: json is a line per
-// target, the very line a Job's pod leaves; junit a suite per target.
-func WriteFleet(format, path string, results []fleet.Result) error {
+// target, the very line a Job's pod leaves; junit a suite per target;
+// html the class board, which says about of the grading besides.
+func WriteFleet(format, path string, results []fleet.Result, about board.About) error {
 	var data []byte
 	var err error
 	switch format {
@@ -20,6 +22,8 @@ func WriteFleet(format, path string, results []fleet.Result) error {
 		data, err = FleetJSON(results)
 	case "junit":
 		data, err = FleetJUnit(results)
+	case "html":
+		data, err = board.Class(results, about).HTML()
 	default:
 		return fmt.Errorf("unknown report format %q; expected one of %s", format, strings.Join(Formats, ", "))
 	}

@@ -1,5 +1,6 @@
-// Package report writes a run's outcome for machines: JSON for graders and
-// JUnit XML for CI systems, which render a step as a test case.
+// Package report writes a run's outcome: JSON for graders, JUnit XML for
+// CI systems, which render a step as a test case, and HTML for people
+// (the class board and a learner's page, package board).
 package report
 
 import (
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/labrun/labrun/cmd/labrun/internal/board"
 	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/internal/leaf/outdir"
 	"github.com/labrun/labrun/internal/leaf/secret"
@@ -18,7 +20,7 @@ import (
 )
 
 // Formats lists the report formats.
-var Formats = []string{"json", "junit"}
+var Formats = []string{"json", "junit", "html"}
 
 // Write renders o in format, with the run's secrets redacted and every
 // control character and bidi control escaped (visible.Text: a report is
@@ -26,8 +28,9 @@ var Formats = []string{"json", "junit"}
 // at path: through the run's output directory out when path lies inside
 // it (nil when there is none), so that the report is confined like every
 // other file of the run. JSON's own escapes stand for the characters, so
-// a reader of the JSON report reads the same strings.
-func Write(format, path string, o *runner.Outcome, out *outdir.Dir, secrets *secret.Redactor) error {
+// a reader of the JSON report reads the same strings. about is what an
+// HTML page says of the run beyond its outcome (labrun's version).
+func Write(format, path string, o *runner.Outcome, out *outdir.Dir, secrets *secret.Redactor, about board.About) error {
 	var data []byte
 	var err error
 	switch format {
@@ -35,6 +38,12 @@ func Write(format, path string, o *runner.Outcome, out *outdir.Dir, secrets *sec
 		data, err = JSON(o)
 	case "junit":
 		data, err = JUnit(o)
+	case "html":
+		// redacted before it is escaped, where a secret's value would no
+		// longer be found as written
+		page := board.Learner(o, about)
+		page.Redact(secrets.String)
+		data, err = page.HTML()
 	default:
 		return fmt.Errorf("unknown report format %q; expected one of %s", format, strings.Join(Formats, ", "))
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/cmd/labrun/internal/board"
 	"github.com/labrun/labrun/internal/lang/eval"
 	"github.com/labrun/labrun/runner"
 )
@@ -211,7 +212,7 @@ func TestControlCharactersEscaped(t *testing.T) {
 	}
 
 	path := t.TempDir() + "/r.json"
-	if err := Write("json", path, o, nil, nil); err != nil {
+	if err := Write("json", path, o, nil, nil, board.About{}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
