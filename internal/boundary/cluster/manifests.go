@@ -1,14 +1,12 @@
 package cluster
 
 import (
-	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/labrun/labrun/internal/lang/regularfile"
 )
 
 // ManifestExts are the file name endings a directory of manifests
@@ -41,33 +39,4 @@ func ManifestFiles(dir string) ([]string, error) {
 // waits for a writer, and a step (or labrun rbac) would hang on a pipe no
 // one writes to; a FIFO, a device or a socket (a link to /dev/zero
 // included) is refused. A missing file gives the *fs.PathError.
-func ReadManifest(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %s, not a regular file", path, fileKind(fi.Mode()))
-	}
-	return io.ReadAll(f)
-}
-
-// fileKind names what a path that is not a regular file is, for messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
-}
+func ReadManifest(path string) ([]byte, error) { return regularfile.Read(path, -1) }

@@ -1,14 +1,14 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/labrun/labrun/internal/lang/osroot"
+	"github.com/labrun/labrun/internal/lang/regularfile"
 )
 
 // maxFileSize bounds what file() reads: fixtures, not data sets.
@@ -34,28 +34,15 @@ func FileFunction(dir string) Function {
 			return "", fmt.Errorf("file(%q): %w", path, err)
 		}
 		defer root.Close()
-		// O_NONBLOCK: opening a FIFO for reading waits for a writer, and
-		// validate would hang on a pipe that no one writes to; the mode
-		// check below then refuses it.
-		f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		f, err := root.OpenFile(path, regularfile.OpenFlags, 0)
 		if err != nil {
 			return "", fmt.Errorf("file(%q): %w", path, plainPathError(err))
 		}
 		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return "", fmt.Errorf("file(%q): %w", path, err)
+		b, err := regularfile.ReadOpened(f, "", maxFileSize)
+		if tl := (*regularfile.TooLargeError)(nil); errors.As(err, &tl) {
+			return "", fmt.Errorf("file(%q): file() reads at most %d bytes", path, maxFileSize)
 		}
-		if st.IsDir() {
-			return "", fmt.Errorf("file(%q): a directory, not a file", path)
-		}
-		if !st.Mode().IsRegular() {
-			return "", fmt.Errorf("file(%q): %s, not a regular file", path, fileKind(st.Mode()))
-		}
-		if st.Size() > maxFileSize {
-			return "", fmt.Errorf("file(%q): %d bytes; file() reads at most %d", path, st.Size(), maxFileSize)
-		}
-		b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 		if err != nil {
 			return "", fmt.Errorf("file(%q): %w", path, err)
 		}
@@ -67,19 +54,6 @@ func FileFunction(dir string) Function {
 		return err
 	}
 	return f
-}
-
-// fileKind names what a path that is not a regular file is, for messages.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // plainPathError drops the operation and path os.Root puts in front of

@@ -13,17 +13,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/regularfile"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -41,7 +39,7 @@ const MaxFileSize = 4 << 20
 // gives a *diag.Error at the offending place in the file.
 func Load(path string) (*Schema, error) {
 	data, err := readFile(path)
-	if errors.Is(err, errTooLarge) {
+	if tl := (*regularfile.TooLargeError)(nil); errors.As(err, &tl) {
 		return nil, diag.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, "schema is larger than %d MiB", MaxFileSize>>20)
 	}
 	if err != nil {
@@ -106,50 +104,9 @@ func Parse(file string, data []byte) (*Schema, error) {
 	return &Schema{file: file, s: s}, nil
 }
 
-var errTooLarge = fmt.Errorf("larger than %d MiB", MaxFileSize>>20)
-
 // readFile reads a schema file: a regular file of at most MaxFileSize
-// bytes. It is opened with O_NONBLOCK, since opening a FIFO for reading
-// waits for a writer and validate would hang on a pipe no one writes to;
-// a FIFO, a device or a socket is refused. A missing file gives the
-// *fs.PathError.
-func readFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %s, not a regular file", path, fileKind(fi.Mode()))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileSize {
-		return nil, errTooLarge
-	}
-	return data, nil
-}
-
-// fileKind names what a path that is not a regular file is, for messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
-}
+// bytes (a FIFO is refused without waiting on it).
+func readFile(path string) ([]byte, error) { return regularfile.Read(path, MaxFileSize) }
 
 // fileLoader reads the schema files a $ref names as Load reads the
 // schema itself (the library's own loader would block on a FIFO).
