@@ -44,6 +44,7 @@ const (
 	fnEqual    = "equal·"
 	fnIn       = "in·"
 	fnNullable = "nullable·"
+	fnPlus     = "plus·"
 )
 
 // equalityPatches adds the two rewrites and the functions they call to cfg.
@@ -54,6 +55,8 @@ func equalityPatches(cfg *conf.Config) {
 		new(func(any, any) bool))(cfg)
 	expr.Function(fnNullable, func(args ...any) (any, error) { return deref(args[0]), nil },
 		new(func(any) any))(cfg)
+	expr.Function(fnPlus, func(args ...any) (any, error) { return plus(args[0], args[1]) },
+		new(func(any, any) any))(cfg)
 	cfg.Visitors = append(cfg.Visitors, nullableReads{})
 }
 
@@ -105,6 +108,8 @@ func call(name string, args ...ast.Node) *ast.CallNode {
 	return c
 }
 
+var plusFuncType = reflect.TypeOf(func(any, any) any { return nil })
+
 func (equalities) Visit(node *ast.Node) {
 	b, ok := (*node).(*ast.BinaryNode)
 	if !ok {
@@ -128,7 +133,22 @@ func (equalities) Visit(node *ast.Node) {
 			return // a key of a map, a field of a struct: expr's meaning
 		}
 		ast.Patch(node, call(fnIn, b.Left, b.Right))
+	case "+":
+		// text joined with + is bounded (limits.go); numbers keep expr's
+		// opcodes
+		if !maybeText(l) && !maybeText(r) {
+			return
+		}
+		c := call(fnPlus, b.Left, b.Right)
+		c.Callee.SetType(plusFuncType)
+		c.SetType(b.Type()) // what the checker found: the compiler reads it
+		ast.Patch(node, c)
 	}
+}
+
+// maybeText reports whether a value of type t may be a string at run.
+func maybeText(t reflect.Type) bool {
+	return t == nil || t.Kind() == reflect.String || t.Kind() == reflect.Interface
 }
 
 func calls(c *ast.CallNode, name string) bool {

@@ -215,3 +215,22 @@ func overBudget(msg string) string {
 	}
 	return msg + fmt.Sprintf(" (an expression may build fewer than %d list items, map entries and bytes of repeat in all: docs/language.md#limits)", MemoryBudget)
 }
+
+// MaxTextBytes bounds the text + joins: reduce(1..60, #acc + #acc) would
+// double a string sixty times, and expr-lang's memory budget counts list
+// items and map entries, not the bytes of strings.
+const MaxTextBytes = maxFileSize
+
+// plus is + where either side may be text: two strings are joined when
+// the result stays within MaxTextBytes; anything else is expr-lang's +.
+func plus(a, b any) (any, error) {
+	if x, ok := a.(string); ok {
+		if y, ok := b.(string); ok {
+			if len(x)+len(y) > MaxTextBytes {
+				return nil, fmt.Errorf("text joined with + would be %d bytes; an expression may build at most %d (docs/language.md#limits)", len(x)+len(y), MaxTextBytes)
+			}
+			return x + y, nil
+		}
+	}
+	return runtime.Add(a, b), nil
+}
