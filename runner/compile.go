@@ -13,6 +13,7 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/kubeschema"
 	"github.com/labrun/labrun/internal/lang/syntax"
 	"gopkg.in/yaml.v3"
 )
@@ -48,10 +49,11 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 		funcs = Functions(dir)
 	}
 	c := &compiler{
-		pb:   pb,
-		file: pb.File,
-		ec:   eval.NewCompiler(funcs),
-		plan: &Plan{Playbook: pb, Tasks: pb.Tasks},
+		pb:    pb,
+		file:  pb.File,
+		ec:    eval.NewCompiler(funcs),
+		plan:  &Plan{Playbook: pb, Tasks: pb.Tasks},
+		kinds: kubeschema.NewRegistry(),
 	}
 	c.plan.compiler = c.ec
 	c.ec.SetSource(pb.File, pb.Source)
@@ -105,6 +107,9 @@ type compiler struct {
 	// items holds the item type of each step with loop, for the context
 	// of its expressions.
 	items map[*syntax.Step]reflect.Type
+	// kinds holds the schemas of the kinds the playbook's apply steps
+	// send, the CRDs its manifests define included (actions.StaticContext).
+	kinds *kubeschema.Registry
 }
 
 // declareSteps records every step's id and result type first, so that a

@@ -23,6 +23,17 @@ func (c *Compiler) SetSource(file string, data []byte) {
 	c.sources[file] = strings.Split(string(data), "\n")
 }
 
+// ScalarPos is where byte off of scalar value v's text is written in
+// its file (through a block scalar's indentation, a quoted scalar's
+// escapes), for a problem found inside text a step reads as a document
+// of its own (apply's manifest).
+func (c *Compiler) ScalarPos(v *Value, off int) diag.Pos {
+	if v == nil || v.Node == nil {
+		return diag.Pos{}
+	}
+	return c.offsetPos(v.Pos, v.Node, off)
+}
+
 // offsetPos finds the file position of byte off of scalar n's value,
 // written at p. Without the file's text, or where the mapping is not
 // certain (a quoted scalar over several lines), it is the scalar itself.
