@@ -94,15 +94,16 @@ func (n *Node) IsCRD() bool {
 	return av == "apiextensions.k8s.io/v1" && k == "CustomResourceDefinition"
 }
 
-// Describe names an object for messages: `Deployment "web"`, or its kind
-// alone when its name is not known before the run.
+// Describe names an object for messages: `Deployment web`, or its kind
+// alone when its name is not known before the run. The name is not
+// quoted: a message's quotes are what its excerpt underlines (diag).
 func (n *Node) Describe() string {
 	k, _ := n.Lookup("kind").text()
 	if k == "" {
 		k = "object"
 	}
 	if name, ok := n.Lookup("metadata").Lookup("name").text(); ok {
-		return k + " " + strconv.Quote(name)
+		return k + " " + name
 	}
 	return k
 }
