@@ -7,7 +7,7 @@ import (
 
 // Convert turns an OpenAPI v3 schema of the Kubernetes API (a component
 // of the API server's /openapi/v3 documents, or a CRD version's
-// openAPIV3Schema) into the JSON Schema (2020-12) this package checks
+// openAPIV3Schema) into the JSON Schema (draft-07) this package checks
 // manifests with, keeping only what decides whether the API server can
 // take a field at all:
 //

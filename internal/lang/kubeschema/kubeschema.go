@@ -14,13 +14,13 @@
 // server can take a field at all is kept (Convert): the server's checks
 // of values (enums, patterns, bounds) stay the server's.
 //
-// The library santhosh-tekuri/jsonschema validates (as draft-07, which
-// reads the kept keywords as 2020-12 does and checks a schema against its
-// metaschema, which it does for every schema it loads, in a third of the
-// time); this package builds
-// the instance from a manifest whose values may be known only by their
-// type (an expression's, at validate), and words and places what the
-// library finds.
+// The library santhosh-tekuri/jsonschema validates, each schema a
+// resource of its own that it loads (and checks against the metaschema)
+// only when a kind being checked reaches it, as draft-07, which reads the
+// kept keywords as 2020-12 does and whose metaschema is the quicker to
+// check against; this package builds the instance from a manifest whose
+// values may be known only by their type (an expression's, at validate),
+// and words and places what the library finds.
 package kubeschema
 
 import (

@@ -1,9 +1,12 @@
 package kubeschema
 
 import (
+	"bytes"
+	"encoding/json"
+	"maps"
 	"reflect"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -112,45 +115,49 @@ func TypeOf(t reflect.Type) string {
 	return ""
 }
 
-// FromGo makes the Node of a value rendered at run time (as decoded into
-// a spec's []any, or read from JSON); it has no positions.
+// FromGo makes the Node of a value rendered at run time (a spec's
+// objects): the JSON it is sent as (apply marshals it), so that any Go
+// value an expression gives (an ordered mapping, a result's struct, a
+// typed slice) is checked as the API server receives it. It has no
+// positions.
 func FromGo(v any) *Node {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return &Node{Kind: Computed}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return &Node{Kind: Computed}
+	}
+	return fromJSON(x)
+}
+
+// fromJSON makes the Node of decoded JSON (numbers as json.Number).
+func fromJSON(v any) *Node {
 	switch v := v.(type) {
 	case map[string]any:
 		n := &Node{Kind: Map}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			n.Keys = append(n.Keys, k)
-			n.Vals = append(n.Vals, FromGo(v[k]))
+			n.Vals = append(n.Vals, fromJSON(v[k]))
 		}
 		return n
 	case []any:
 		n := &Node{Kind: List, Items: []*Node{}}
 		for _, x := range v {
-			n.Items = append(n.Items, FromGo(x))
+			n.Items = append(n.Items, fromJSON(x))
 		}
 		return n
-	case nil, string, bool, float64, int64:
-		return &Node{Kind: Scalar, Value: v}
-	case int:
-		return &Node{Kind: Scalar, Value: int64(v)}
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return &Node{Kind: Scalar, Value: i}
+		}
+		f, _ := v.Float64()
+		return &Node{Kind: Scalar, Value: f}
 	}
-	// anything else (a result's struct, a typed slice) is checked as the
-	// JSON it is sent as
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return &Node{Kind: Scalar, Value: rv.Int()}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return &Node{Kind: Scalar, Value: int64(rv.Uint())}
-	case reflect.Float32:
-		return &Node{Kind: Scalar, Value: rv.Float()}
-	}
-	return &Node{Kind: Computed, Type: TypeOf(rv.Type())}
+	return &Node{Kind: Scalar, Value: v}
 }
 
 // FromYAML makes the Node of a YAML document as labrun's apply decodes a
