@@ -55,12 +55,13 @@ steps:
 type refusesShape struct {
 	clustertest.Cluster
 	field string
+	line  int // where the refused object's document starts
 }
 
 func (c *refusesShape) Apply(ctx context.Context, sources []cluster.ManifestSource, req cluster.ApplyRequest) ([]cluster.AppliedObject, error) {
 	reason := "expected string, got &value.valueUnstructured{Value:8080}"
 	return nil, fmt.Errorf("objects[0] document 1 (line 1): %w", &cluster.InvalidObjectError{
-		Source: 0, Line: 1, Field: c.field, Reason: reason,
+		Source: 0, File: sources[0].Path, Line: c.line, Field: c.field, Reason: reason,
 		Err: errors.New("apply Widget \"w\": InternalError (500): failed to create typed patch object (lab/w; lab.labrun.io/v1, Kind=Widget): " + c.field + ": " + reason),
 	})
 }
@@ -83,7 +84,7 @@ steps:
             ports:
               - {name: http, port: "${{ vars.port }}"}
 `
-	o := runWith(t, src, actions.Solve, &refusesShape{field: `.spec.ports[name="http"].port`}, false)
+	o := runWith(t, src, actions.Solve, &refusesShape{field: `.spec.ports[name="http"].port`, line: 1}, false)
 	s := o.Steps[0]
 	if s.Status != Failed || s.Class != ClassConfig || o.Class != ClassConfig {
 		t.Fatalf("step %s (%s), run %s: %s; want failed as config", s.Status, s.Class, o.Class, s.Error)
@@ -132,5 +133,22 @@ steps:
 	}
 	if n := len(c.Objects()); n != 0 {
 		t.Errorf("%d objects sent", n)
+	}
+}
+
+// An object of a manifest file that the API server refuses for its shape
+// fails the step as config at the value in the file.
+func TestApplyRefusedShapeInFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: lab.labrun.io/v1\nkind: Widget\nmetadata: {name: w}\nspec:\n  ports:\n    - {name: http, port: 8080}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "name: t\nsteps:\n  - id: widget\n    apply: {files: [" + path + "]}\n"
+	o := runWith(t, src, actions.Solve, &refusesShape{field: `.spec.ports[name="http"].port`, line: 5}, false)
+	s := o.Steps[0]
+	want := path + `:10:26: the API server refused Widget w for its shape: spec.ports[0].port: expected string, got 8080: `
+	if s.Status != Failed || s.Class != ClassConfig || !strings.HasPrefix(s.Error, want) {
+		t.Errorf("step %s (%s): %s; want failed as config, starting %s", s.Status, s.Class, s.Error, want)
 	}
 }

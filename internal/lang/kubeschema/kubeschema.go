@@ -74,7 +74,9 @@ type embedded struct {
 
 // builtin decodes the embedded document on first use: a playbook with
 // no apply step does not pay for it.
-var builtin = sync.OnceValues(func() (*embedded, error) {
+var builtin = sync.OnceValues(decodeBuiltin)
+
+func decodeBuiltin() (*embedded, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(builtinGz))
 	if err != nil {
 		return nil, err
@@ -91,7 +93,7 @@ var builtin = sync.OnceValues(func() (*embedded, error) {
 		return nil, err
 	}
 	return &embedded{kinds: doc.Kinds, schemas: doc.Schemas}, nil
-})
+}
 
 // shared compiles the built-in kinds' schemas once per process, for
 // every Registry.

@@ -14,6 +14,8 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -116,7 +118,104 @@ func build(specDir, crdDir string) (*kubeschema.Document, error) {
 		}
 	}
 	doc.Schemas = reachable(doc)
+	share(doc)
 	return doc, nil
+}
+
+// minShared is the size (of its JSON) from which a schema written more
+// than once becomes a schema of its own that the others refer to.
+const minShared = 64
+
+// share makes each schema that is written more than once (Cilium's
+// policy rules repeat their selectors and ports in every direction) a
+// schema of its own, named by its content, that the places it was
+// written refer to: the library then loads, checks and compiles it once,
+// not once per place. It changes what the schemas accept in nothing.
+func share(doc *kubeschema.Document) {
+	count := map[string]int{}
+	var countIn func(s any, top bool)
+	countIn = func(s any, top bool) {
+		m, ok := s.(map[string]any)
+		if !ok {
+			return
+		}
+		if !top {
+			count[canonical(m)]++
+		}
+		for _, sub := range subschemas(m) {
+			countIn(sub, false)
+		}
+	}
+	for _, s := range doc.Schemas {
+		countIn(s, true)
+	}
+	var rewrite func(m map[string]any) map[string]any
+	rewrite = func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			out[k] = v
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			np := map[string]any{}
+			for k, v := range props {
+				np[k] = place(v, rewrite, count, doc)
+			}
+			out["properties"] = np
+		}
+		for _, k := range []string{"items", "additionalProperties"} {
+			if _, ok := m[k].(map[string]any); ok {
+				out[k] = place(m[k], rewrite, count, doc)
+			}
+		}
+		return out
+	}
+	for name, s := range doc.Schemas {
+		if m, ok := s.(map[string]any); ok {
+			doc.Schemas[name] = rewrite(m)
+		}
+	}
+}
+
+// place is the schema written at one place: a reference to the shared
+// schema when it is written more than once, else it as it is, its own
+// places rewritten.
+func place(v any, rewrite func(map[string]any) map[string]any, count map[string]int, doc *kubeschema.Document) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	c := canonical(m)
+	if count[c] < 2 || len(c) < minShared {
+		return rewrite(m)
+	}
+	sum := sha256.Sum256([]byte(c))
+	name := "shared." + hex.EncodeToString(sum[:6])
+	if _, done := doc.Schemas[name]; !done {
+		doc.Schemas[name] = rewrite(m)
+	}
+	return map[string]any{"$ref": name}
+}
+
+// subschemas lists the schemas inside a schema.
+func subschemas(m map[string]any) []any {
+	var out []any
+	if props, ok := m["properties"].(map[string]any); ok {
+		for _, v := range props {
+			out = append(out, v)
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties"} {
+		if v, ok := m[k].(map[string]any); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// canonical is a schema's JSON, keys sorted.
+func canonical(m map[string]any) string {
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 // addSpec adds the kinds of one group version's document and all its
