@@ -29,17 +29,10 @@ import (
 // bounds a playbook; a larger one is checked when the step runs.
 const maxManifestFile = 4 << 20
 
-// manifestDoc is an object to check and how a message names where it is.
-type manifestDoc struct {
-	node *kubeschema.Node
-	// where names the source when positions do not ("manifest line 3: ")
-	where string
-}
-
 // checkManifests is apply's static check of the objects it sends.
 func checkManifests(spec *eval.Value, sc *StaticContext) diag.List {
 	var errs diag.List
-	var docs []manifestDoc
+	var docs []*kubeschema.Node
 	if files := spec.Lookup("files"); files != nil {
 		for _, item := range files.Items() {
 			path, ok := item.Text(sc.varValue)
@@ -53,7 +46,7 @@ func checkManifests(spec *eval.Value, sc *StaticContext) diag.List {
 	}
 	if objs := spec.Lookup("objects"); objs != nil {
 		for _, item := range objs.Items() {
-			docs = append(docs, manifestDoc{node: valueNode(item)})
+			docs = append(docs, valueNode(item))
 		}
 	}
 	if m := spec.Lookup("manifest"); m != nil {
@@ -67,7 +60,7 @@ func checkManifests(spec *eval.Value, sc *StaticContext) diag.List {
 				}))
 				errs.Append(err)
 				for _, d := range ds {
-					docs = append(docs, manifestDoc{node: d.Node})
+					docs = append(docs, d.Node)
 				}
 			}
 		}
@@ -79,9 +72,9 @@ func checkManifests(spec *eval.Value, sc *StaticContext) diag.List {
 	learnCRDs(kinds, docs)
 	opts := kubeschema.Options{Partial: spec.Lookup("fieldManager") != nil}
 	for _, d := range docs {
-		problems, _ := kinds.Check(d.node, opts)
+		problems, _ := kinds.Check(d, opts)
 		for _, p := range problems {
-			errs.Add(p.Pos, "%s: %s", d.node.Describe(), p)
+			errs.Add(p.Pos, "%s: %s", d.Describe(), p)
 		}
 	}
 	return errs
@@ -112,7 +105,7 @@ func resolveIn(dir, p string) string {
 // step says so when it runs (a file an earlier step writes is not there
 // yet at validate). At validate (bounded), a larger file is left to the
 // run.
-func fileDocs(path string, bounded bool) ([]manifestDoc, error) {
+func fileDocs(path string, bounded bool) ([]*kubeschema.Node, error) {
 	files := []string{path}
 	if st, err := os.Stat(path); err != nil {
 		return nil, nil
@@ -123,7 +116,7 @@ func fileDocs(path string, bounded bool) ([]manifestDoc, error) {
 	} else if bounded && st.Size() > maxManifestFile {
 		return nil, nil
 	}
-	var out []manifestDoc
+	var out []*kubeschema.Node
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil || bounded && len(data) > maxManifestFile {
@@ -134,7 +127,7 @@ func fileDocs(path string, bounded bool) ([]manifestDoc, error) {
 			return out, err
 		}
 		for _, d := range ds {
-			out = append(out, manifestDoc{node: d.Node})
+			out = append(out, d.Node)
 		}
 	}
 	return out, nil
@@ -199,12 +192,12 @@ func valueNode(v *eval.Value) *kubeschema.Node {
 
 // learnCRDs adds the CustomResourceDefinitions among docs to kinds, so
 // that the objects of their kinds are checked too.
-func learnCRDs(kinds *kubeschema.Registry, docs []manifestDoc) {
+func learnCRDs(kinds *kubeschema.Registry, docs []*kubeschema.Node) {
 	for _, d := range docs {
-		if !d.node.IsCRD() {
+		if !d.IsCRD() {
 			continue
 		}
-		if crd, ok := d.node.Plain(); ok {
+		if crd, ok := d.Plain(); ok {
 			m, _ := crd.(map[string]any)
 			_ = kinds.AddCRD(m) // a CRD without group or kind: the server says so
 		}
@@ -218,8 +211,8 @@ func learnCRDs(kinds *kubeschema.Registry, docs []manifestDoc) {
 func checkRendered(rt *Runtime, spec *ApplySpec) error {
 	kinds := kubeschema.NewRegistry()
 	type source struct {
-		docs []manifestDoc
-		err  func(p kubeschema.Problem, d manifestDoc) *SpecError
+		docs []*kubeschema.Node
+		err  func(p kubeschema.Problem, d *kubeschema.Node) *SpecError
 	}
 	var sources []source
 	for i, f := range spec.Files {
@@ -227,13 +220,13 @@ func checkRendered(rt *Runtime, spec *ApplySpec) error {
 		if err != nil {
 			return &SpecError{Key: "files", Text: f, Pos: posOf(err), Err: err}
 		}
-		sources = append(sources, source{docs, func(p kubeschema.Problem, d manifestDoc) *SpecError {
-			return &SpecError{Key: "files", Text: spec.Files[i], Pos: p.Pos, Err: fmt.Errorf("%s: %s", d.node.Describe(), p)}
+		sources = append(sources, source{docs, func(p kubeschema.Problem, d *kubeschema.Node) *SpecError {
+			return &SpecError{Key: "files", Text: spec.Files[i], Pos: p.Pos, Err: fmt.Errorf("%s: %s", d.Describe(), p)}
 		}})
 	}
 	for i, o := range spec.Objects {
-		sources = append(sources, source{[]manifestDoc{{node: kubeschema.FromGo(o)}}, func(p kubeschema.Problem, d manifestDoc) *SpecError {
-			return &SpecError{Key: "objects", At: append([]any{i}, p.Path...), Err: fmt.Errorf("objects[%d]: %s: %s", i, d.node.Describe(), p)}
+		sources = append(sources, source{[]*kubeschema.Node{kubeschema.FromGo(o)}, func(p kubeschema.Problem, d *kubeschema.Node) *SpecError {
+			return &SpecError{Key: "objects", At: append([]any{i}, p.Path...), Err: fmt.Errorf("objects[%d]: %s: %s", i, d.Describe(), p)}
 		}})
 	}
 	if spec.Manifest != "" {
@@ -241,12 +234,12 @@ func checkRendered(rt *Runtime, spec *ApplySpec) error {
 		if err != nil {
 			return &SpecError{Key: "manifest", Err: err}
 		}
-		var ds []manifestDoc
+		var ds []*kubeschema.Node
 		for _, d := range docs {
-			ds = append(ds, manifestDoc{node: d.Node})
+			ds = append(ds, d.Node)
 		}
-		sources = append(sources, source{ds, func(p kubeschema.Problem, d manifestDoc) *SpecError {
-			return &SpecError{Key: "manifest", Err: fmt.Errorf("manifest line %d: %s: %s", p.Pos.Line, d.node.Describe(), p)}
+		sources = append(sources, source{ds, func(p kubeschema.Problem, d *kubeschema.Node) *SpecError {
+			return &SpecError{Key: "manifest", Err: fmt.Errorf("manifest line %d: %s: %s", p.Pos.Line, d.Describe(), p)}
 		}})
 	}
 	for _, s := range sources {
@@ -256,7 +249,7 @@ func checkRendered(rt *Runtime, spec *ApplySpec) error {
 	var errs []error
 	for _, s := range sources {
 		for _, d := range s.docs {
-			problems, _ := kinds.Check(d.node, opts)
+			problems, _ := kinds.Check(d, opts)
 			for _, p := range problems {
 				errs = append(errs, s.err(p, d))
 			}
