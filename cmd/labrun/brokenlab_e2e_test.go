@@ -77,13 +77,13 @@ spec:
                   - name: web
                     image: ` + v.PythonImage + `
                     command: [python3, -m, http.server, "${{ vars.port }}"]`,
-			`p.yaml:21:60: Deployment web: spec.template.spec.containers[0].command[3]: expected string, got int (${{ vars.port }})`, false},
+			`p.yaml:21:62: Deployment web: spec.template.spec.containers[0].command[3]: expected string, got int (${{ vars.port }})`, false},
 		{"crd", `apiVersion: ` + group + `/v1
           kind: Gadget
           metadata: {name: g}
           spec:
             command: [serve, "${{ vars.port }}"]`,
-			`p.yaml:14:32: the API server refused Gadget g for its shape: spec.command[1]: expected string, got 8080`, true},
+			`p.yaml:14:30: the API server refused Gadget g for its shape: spec.command[1]: expected string, got 8080`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pb := filepath.Join(dir, tc.name, "p.yaml")
