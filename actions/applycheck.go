@@ -31,6 +31,9 @@ const maxManifestFile = 4 << 20
 
 // checkManifests is apply's static check of the objects it sends.
 func checkManifests(spec *eval.Value, sc *StaticContext) diag.List {
+	if sc.NoManifests {
+		return nil
+	}
 	var errs diag.List
 	var docs []*kubeschema.Node
 	if files := spec.Lookup("files"); files != nil {

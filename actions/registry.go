@@ -125,6 +125,9 @@ type StaticContext struct {
 	// built-in kinds, and the CRDs of the playbook's manifests, added as
 	// its steps are checked, in order. nil: the built-in kinds only.
 	Kinds *kubeschema.Registry
+	// NoManifests: leave the objects apply sends unchecked (labrun check,
+	// which runs no apply step).
+	NoManifests bool
 }
 
 var registry = map[string]*Info{}

@@ -152,3 +152,20 @@ func TestApplyRefusedShapeInFile(t *testing.T) {
 		t.Errorf("step %s (%s): %s; want failed as config, starting %s", s.Status, s.Class, s.Error, want)
 	}
 }
+
+// labrun check runs no apply step, so its compile leaves apply's
+// manifests unread (Options.NoManifests); validate and run refuse them.
+func TestNoManifestsForCheck(t *testing.T) {
+	src := "name: t\nsteps:\n  - id: a\n    apply:\n      objects: [{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {n: 1}}]\n  - id: r\n    run: {argv: [\"true\"]}\n"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path, Options{}); err == nil || !strings.Contains(err.Error(), "data.n: expected string, got int 1") {
+		t.Errorf("compiled for run: %v; want the manifest refused", err)
+	}
+	if _, err := Load(path, Options{NoManifests: true}); err != nil {
+		t.Errorf("compiled for check: %v", err)
+	}
+}

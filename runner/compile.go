@@ -27,6 +27,11 @@ type Options struct {
 	VarsFiles []string
 	// Functions are offered to expressions; nil means DefaultFunctions.
 	Functions []eval.Function
+	// NoManifests leaves out apply's check of the objects it sends
+	// against their kinds' schemas (actions.StaticContext): labrun check
+	// runs no step that changes the system, so on a learner's Check
+	// button it need not read them.
+	NoManifests bool
 }
 
 // Load reads and compiles a playbook file in one go.
@@ -54,6 +59,7 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 		ec:    eval.NewCompiler(funcs),
 		plan:  &Plan{Playbook: pb, Tasks: pb.Tasks},
 		kinds: kubeschema.NewRegistry(),
+		opts:  opts,
 	}
 	c.plan.compiler = c.ec
 	c.ec.SetSource(pb.File, pb.Source)
@@ -110,6 +116,7 @@ type compiler struct {
 	// kinds holds the schemas of the kinds the playbook's apply steps
 	// send, the CRDs its manifests define included (actions.StaticContext).
 	kinds *kubeschema.Registry
+	opts  Options
 }
 
 // declareSteps records every step's id and result type first, so that a
