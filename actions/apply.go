@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/labrun/labrun/internal/boundary/cluster"
@@ -50,19 +51,25 @@ func init() {
 			if spec.Lookup("files") == nil && spec.Lookup("objects") == nil && spec.Lookup("manifest") == nil {
 				errs.Add(spec.Pos, "apply needs files, objects or manifest")
 			}
-			return errs
+			return append(errs, checkManifests(spec, sc)...)
 		},
 	})
 }
 
 func applyObjects(ctx context.Context, rt *Runtime, spec *ApplySpec) (*ApplyResult, error) {
+	// nothing is sent while an object does not fit its kind's schema
+	if err := checkRendered(rt, spec); err != nil {
+		return nil, err
+	}
 	c, err := rt.cluster()
 	if err != nil {
 		return nil, err
 	}
 	var sources []cluster.ManifestSource
-	for _, f := range spec.Files {
+	var origins []origin
+	for i, f := range spec.Files {
 		sources = append(sources, cluster.ManifestSource{Path: rt.ResolveInput(f)})
+		origins = append(origins, origin{"files", i})
 	}
 	for i, o := range spec.Objects {
 		b, err := json.Marshal(o)
@@ -70,11 +77,17 @@ func applyObjects(ctx context.Context, rt *Runtime, spec *ApplySpec) (*ApplyResu
 			return nil, fmt.Errorf("objects[%d]: %w", i, err)
 		}
 		sources = append(sources, cluster.ManifestSource{Text: string(b), Label: fmt.Sprintf("objects[%d]", i)})
+		origins = append(origins, origin{"objects", i})
 	}
 	if spec.Manifest != "" {
 		sources = append(sources, cluster.ManifestSource{Text: spec.Manifest, Label: "manifest"})
+		origins = append(origins, origin{"manifest", 0})
 	}
 	applied, err := c.Apply(ctx, sources, cluster.ApplyRequest{Namespace: spec.Namespace, Force: spec.Force, FieldManager: spec.FieldManager})
+	var invalid *cluster.InvalidObjectError
+	if errors.As(err, &invalid) {
+		err = placeInvalid(spec, origins, invalid)
+	}
 	res := &ApplyResult{Objects: applied}
 	if res.Objects == nil {
 		res.Objects = []cluster.AppliedObject{}

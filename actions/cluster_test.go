@@ -58,7 +58,7 @@ func TestKubernetesActionsWithoutCluster(t *testing.T) {
 	specs := map[string]any{
 		"get": &GetSpec{}, "wait": &GetSpec{}, "scale": &ScaleSpec{}, "delete": &DeleteSpec{},
 		"logs": &LogsSpec{}, "exec": &ExecSpec{Argv: []string{"true"}}, "cilium": &CiliumSpec{Args: []string{"status"}},
-		"apply": &ApplySpec{Manifest: "kind: ConfigMap"}, "label": &LabelSpec{Labels: map[string]string{"a": "b"}},
+		"apply": &ApplySpec{Manifest: "{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}"}, "label": &LabelSpec{Labels: map[string]string{"a": "b"}},
 	}
 	for name, spec := range specs {
 		info, _ := Lookup(name)

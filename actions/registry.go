@@ -28,6 +28,7 @@ import (
 	"github.com/labrun/labrun/internal/boundary/cluster"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/kubeschema"
 )
 
 // Info describes a registered action without generics, for the runner.
@@ -117,6 +118,22 @@ type StaticContext struct {
 	// OutputDir is the output directory, absolute, when the playbook
 	// gives it without expressions; "" otherwise.
 	OutputDir string
+	// VarText is the value of a variable when it is a string known before
+	// the run (written, or given with --set or --vars), so that a path
+	// such as ${{ vars.fixtures }}/web.yaml can be read at validate; nil
+	// or ok false otherwise.
+	VarText func(name string) (string, bool)
+	// ScalarPos is where byte off of a scalar's text is written (a
+	// manifest's line inside a block scalar); nil places it at the
+	// scalar.
+	ScalarPos func(v *eval.Value, off int) diag.Pos
+	// Kinds holds the schemas apply checks manifests against: the
+	// built-in kinds, and the CRDs of the playbook's manifests, added as
+	// its steps are checked, in order. nil: the built-in kinds only.
+	Kinds *kubeschema.Registry
+	// NoManifests: leave the objects apply sends unchecked (labrun check,
+	// which runs no apply step).
+	NoManifests bool
 }
 
 var registry = map[string]*Info{}
@@ -332,9 +349,15 @@ func literalString(spec *eval.Value, key string) (v *eval.Value, s string, ok bo
 // SpecError is a problem with one value of a step's spec that only the
 // rendered spec shows (a loose path the rendered file does not have). Key
 // is the spec key holding the value and Text the value as written; the
-// runner places the error there in the playbook.
+// runner places the error there in the playbook. At, when set, is the
+// value's path inside Key's value instead (mapping keys and list indexes:
+// apply's objects[1].spec.replicas is At [1, "spec", "replicas"]); Pos,
+// when set, is where the value is written outside the playbook (a line
+// of a manifest file the step reads).
 type SpecError struct {
 	Key, Text string
+	At        []any
+	Pos       diag.Pos
 	Err       error
 }
 

@@ -41,9 +41,10 @@ const (
 	ClassForbidden Class = "forbidden"
 	// ClassConfig: the playbook or its inputs are wrong in a way only the
 	// run shows: an expression that cannot be evaluated, a variable or
-	// loop of the wrong shape, a spec value the action refuses, a file
-	// or program the playbook names that is not there, no usable
-	// kubeconfig, an output directory labrun cannot use.
+	// loop of the wrong shape, a spec value the action refuses, an object
+	// to apply that does not fit its kind's schema, a file or program the
+	// playbook names that is not there, no usable kubeconfig, an output
+	// directory labrun cannot use.
 	ClassConfig Class = "config"
 )
 
@@ -129,7 +130,7 @@ func markOf(err error) Class {
 		return ClassTransport
 	case *cluster.ForbiddenError:
 		return ClassForbidden
-	case *actions.SpecError, *actions.ConnectError, *cluster.HelmChangeError:
+	case *actions.SpecError, *actions.ConnectError, *cluster.HelmChangeError, *cluster.InvalidObjectError:
 		return ClassConfig
 	case *fs.PathError:
 		if errors.Is(e.Err, fs.ErrNotExist) {

@@ -42,6 +42,7 @@ func TestClassOf(t *testing.T) {
 		{"spec value", &actions.SpecError{Key: "loose", Text: "a.b", Err: errors.New("no a.b")}, ClassConfig},
 		{"no kubeconfig", &actions.ConnectError{Err: actions.ErrNoCluster}, ClassConfig},
 		{"helm change refused", fmt.Errorf("helm_dsr: %w", &cluster.HelmChangeError{Err: errors.New("values don't meet the specifications of the schema(s)")}), ClassConfig},
+		{"object refused for its shape", fmt.Errorf("objects[1] document 1 (line 1): %w", &cluster.InvalidObjectError{Err: errors.New(`apply Deployment "web": InternalError (500): failed to create typed patch object`)}), ClassConfig},
 		{"missing manifest", fmt.Errorf("read manifests: %w", &fs.PathError{Op: "stat", Path: "web.yaml", Err: syscall.ENOENT}), ClassConfig},
 		{"missing program", fmt.Errorf("cannot run kubectl: %w", &exec.Error{Name: "kubectl", Err: exec.ErrNotFound}), ClassConfig},
 		{"unreadable file", &fs.PathError{Op: "open", Path: "x", Err: fs.ErrPermission}, ClassAssertion},

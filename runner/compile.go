@@ -13,6 +13,7 @@ import (
 	"github.com/labrun/labrun/actions"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/kubeschema"
 	"github.com/labrun/labrun/internal/lang/syntax"
 )
 
@@ -25,6 +26,11 @@ type Options struct {
 	VarsFiles []string
 	// Functions are offered to expressions; nil means DefaultFunctions.
 	Functions []eval.Function
+	// NoManifests leaves out apply's check of the objects it sends
+	// against their kinds' schemas (actions.StaticContext): labrun check
+	// runs no step that changes the system, so on a learner's Check
+	// button it need not read them.
+	NoManifests bool
 }
 
 // Load reads and compiles a playbook file in one go.
@@ -47,10 +53,12 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 		funcs = Functions(dir)
 	}
 	c := &compiler{
-		pb:   pb,
-		file: pb.File,
-		ec:   eval.NewCompiler(funcs),
-		plan: &Plan{Playbook: pb, Tasks: pb.Tasks},
+		pb:    pb,
+		file:  pb.File,
+		ec:    eval.NewCompiler(funcs),
+		plan:  &Plan{Playbook: pb, Tasks: pb.Tasks},
+		kinds: kubeschema.NewRegistry(),
+		opts:  opts,
 	}
 	c.plan.compiler = c.ec
 	c.ec.SetSource(pb.File, pb.Source)
@@ -105,6 +113,10 @@ type compiler struct {
 	// items holds the item type of each step with loop, for the context
 	// of its expressions.
 	items map[*syntax.Step]reflect.Type
+	// kinds holds the schemas of the kinds the playbook's apply steps
+	// send, the CRDs its manifests define included (actions.StaticContext).
+	kinds *kubeschema.Registry
+	opts  Options
 }
 
 // declareSteps records every step's id and result type first, so that a

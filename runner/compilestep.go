@@ -29,7 +29,8 @@ func (c *compiler) buildSpec(index int, s *syntax.Step, info *actions.Info) buil
 	if len(errs) > 0 {
 		return b
 	}
-	sc := &actions.StaticContext{PlaybookDir: filepath.Dir(c.file), HasOutputDir: c.plan.OutputDir != nil, OutputDir: c.outputDirLiteral()}
+	sc := &actions.StaticContext{PlaybookDir: filepath.Dir(c.file), HasOutputDir: c.plan.OutputDir != nil, OutputDir: c.outputDirLiteral(),
+		VarText: c.varText, ScalarPos: c.ec.ScalarPos, Kinds: c.kinds, NoManifests: c.opts.NoManifests}
 	result, errs := info.CheckSpec(spec, sc)
 	c.errs = append(c.errs, errs...)
 	c.plan.Warnings = append(c.plan.Warnings, eval.Ambiguous(spec, info.Spec)...)

@@ -152,6 +152,20 @@ func (c *compiler) outputDirLiteral() string {
 	return abs
 }
 
+// varText is the value of variable name when it is a string written as
+// it is (in the playbook, a --vars file or --set), for the paths a static
+// check reads (actions.StaticContext).
+func (c *compiler) varText(name string) (string, bool) {
+	for _, v := range c.plan.Vars {
+		if v.Name == name && v.Value != nil {
+			lit, ok := v.Value.Literal()
+			s, isText := lit.(string)
+			return s, ok && isText
+		}
+	}
+	return "", false
+}
+
 // defines declares the playbook's named expressions, after the variables
 // they may read and before the steps that use them.
 func (c *compiler) defines() {

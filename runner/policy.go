@@ -72,7 +72,7 @@ func placeSpecError(s *StepPlan, err error) error {
 	for i, e := range errs {
 		var se *actions.SpecError
 		if errors.As(e, &se) {
-			errs[i] = withClass(ClassConfig, diag.Errorf(s.Spec.Locate(se.Key, se.Text), "%v", se.Err))
+			errs[i] = withClass(ClassConfig, diag.Errorf(specErrorPos(s, se), "%v", se.Err))
 			placed = true
 		}
 	}
@@ -80,6 +80,20 @@ func placeSpecError(s *StepPlan, err error) error {
 		return err
 	}
 	return errors.Join(errs...)
+}
+
+// specErrorPos is where a SpecError's value is written.
+func specErrorPos(s *StepPlan, se *actions.SpecError) diag.Pos {
+	switch {
+	case !se.Pos.IsZero():
+		return se.Pos
+	case se.At != nil:
+		if v := s.Spec.Lookup(se.Key); v != nil {
+			return v.PosAt(se.At)
+		}
+		return s.Spec.KeyPos(se.Key)
+	}
+	return s.Spec.Locate(se.Key, se.Text)
 }
 
 // execution is one step's action run under the step's policy, with its

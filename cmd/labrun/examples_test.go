@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/labrun/labrun/internal/lang/diag"
+	"github.com/labrun/labrun/internal/lang/kubeschema"
 )
 
 // Every example playbook validates, runs to success, and its grader holds:
@@ -61,6 +66,58 @@ func TestClusterExamplesValidate(t *testing.T) {
 		if code := Main([]string{"validate", "-q", f}, &stdout, &stderr); code != 0 {
 			t.Errorf("%s: validate exit %d:\n%s", f, code, stderr.String())
 		}
+	}
+}
+
+// Every playbook shipped (the labs, their cleanup playbooks, the
+// examples) validates, its apply steps' manifests checked against the
+// schemas of their kinds; every manifest shipped beside them (a lab's
+// fixtures, the test cluster's examples that its capture scripts apply
+// with kubectl) fits its kind's schema.
+func TestShippedPlaybooksAndManifests(t *testing.T) {
+	kinds := kubeschema.NewRegistry()
+	playbooks, checked := 0, 0
+	for _, dir := range []string{"../../playbooks", "../../examples", "../../testbed/examples"} {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if regexp.MustCompile(`(?m)^steps:`).Match(data) {
+				playbooks++
+				var stdout, stderr bytes.Buffer
+				if code := Main([]string{"validate", "-q", path}, &stdout, &stderr); code != 0 {
+					t.Errorf("%s: validate exit %d:\n%s", path, code, stderr.String())
+				}
+				return nil
+			}
+			docs, err := kubeschema.Documents(data, func(line, col int) diag.Pos { return diag.Pos{File: path, Line: line, Col: col} })
+			if err != nil {
+				t.Errorf("%s: %v", path, err)
+			}
+			for _, doc := range docs {
+				if doc.Node.Lookup("kind") == nil {
+					continue // a vars file
+				}
+				problems, ok := kinds.Check(doc.Node, kubeschema.Options{})
+				if ok {
+					checked++
+				}
+				for _, p := range problems {
+					t.Errorf("%s: %s: %s", p.Pos, doc.Node.Describe(), p)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if playbooks < 12 || checked < 15 {
+		t.Errorf("%d playbooks validated and %d manifests checked: the walk missed the shipped files", playbooks, checked)
 	}
 }
 

@@ -78,6 +78,16 @@ func runCmd(args []string, mode actions.Mode, stdout, stderr io.Writer) int {
 }
 
 // runArgs is the command line of labrun run or check.
+// options are how the playbook is compiled: as varFlags say, and for
+// labrun check, which runs no step that changes the system, without
+// apply's check of its manifests (a check is on a learner's Check
+// button's clock).
+func (a *runArgs) options() runner.Options {
+	o := a.varFlags.options()
+	o.NoManifests = a.name == "check"
+	return o
+}
+
 type runArgs struct {
 	runFlags
 	name     string // the command, run or check, for messages

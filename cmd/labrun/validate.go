@@ -17,7 +17,7 @@ import (
 // cluster, and every problem of every file is printed, in the format asked
 // for, before the exit code says whether any was found.
 func validateCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("validate", stderr, "Usage: labrun validate PLAYBOOK... [flags]\n\nChecks playbooks without a cluster: YAML, keys, types, references and expressions.\n\nFlags:\n")
+	fs := newFlagSet("validate", stderr, "Usage: labrun validate PLAYBOOK... [flags]\n\nChecks playbooks without a cluster: YAML, keys, types, references, expressions, and the objects apply steps send against their kinds' schemas.\n\nFlags:\n")
 	var vf varFlags
 	vf.register(fs)
 	quiet := fs.BoolP("quiet", "q", false, "print only errors")

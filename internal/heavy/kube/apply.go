@@ -38,7 +38,7 @@ const CRDTimeout = time.Minute
 // (or a later step) can create objects of the new kind.
 func (c *Client) Apply(ctx context.Context, sources []cluster.ManifestSource, req cluster.ApplyRequest) ([]cluster.AppliedObject, error) {
 	var manifests []Manifest
-	for _, s := range sources {
+	for i, s := range sources {
 		var ms []Manifest
 		var err error
 		if s.Path != "" {
@@ -48,6 +48,9 @@ func (c *Client) Apply(ctx context.Context, sources []cluster.ManifestSource, re
 		}
 		if err != nil {
 			return nil, err
+		}
+		for j := range ms {
+			ms[j].source, ms[j].fromFile = i, s.Path != ""
 		}
 		manifests = append(manifests, ms...)
 	}
@@ -62,6 +65,13 @@ func (c *Client) applyManifests(ctx context.Context, manifests []Manifest, req c
 	var results []cluster.AppliedObject
 	for _, m := range manifests {
 		r, err := c.applyOne(ctx, m, req)
+		var invalid *cluster.InvalidObjectError
+		if errors.As(err, &invalid) {
+			invalid.Source, invalid.Line = m.source, m.Line
+			if m.fromFile {
+				invalid.File = m.Source
+			}
+		}
 		if err != nil {
 			return results, fmt.Errorf("%s: %w", m.Where(), err)
 		}
@@ -110,6 +120,9 @@ func (c *Client) applyOne(ctx context.Context, m Manifest, opts cluster.ApplyReq
 		if werr := c.waitServiceAccount(ctx, sa); werr == nil {
 			after, err = t.ri.Apply(ctx, name, obj, applyOpts)
 		}
+	}
+	if field, reason, ok := typedPatchRefusal(err); ok {
+		return cluster.AppliedObject{}, &cluster.InvalidObjectError{Field: field, Reason: reason, Err: c.wrap(err, "apply", what)}
 	}
 	if err != nil {
 		return cluster.AppliedObject{}, c.wrap(err, "apply", what)

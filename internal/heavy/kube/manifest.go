@@ -26,6 +26,11 @@ type Manifest struct {
 	Line int `json:"line"`
 	// Object is the decoded object.
 	Object *unstructured.Unstructured `json:"object"`
+
+	// source is the index of the cluster.ManifestSource it came from,
+	// for an apply's cluster.InvalidObjectError.
+	source   int
+	fromFile bool
 }
 
 // Where says where the manifest came from: "web.yaml document 2 (line 14)".

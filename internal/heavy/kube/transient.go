@@ -18,7 +18,8 @@ import (
 // client-go: the errors its reflector backs off on and its request retry
 // takes as "the server did not answer" (utilnet.IsConnectionRefused,
 // IsConnectionReset, IsProbableEOF, IsHTTP2ConnectionLost), a 429 or a
-// 5xx answer (an exec's refused upgrade included), a network timeout, an
+// 5xx answer (an exec's refused upgrade included; not the 500 that refuses
+// an applied object of the wrong shape, invalid.go), a network timeout, an
 // exec stream that was never set up, and one that ended without its exit
 // status. The cluster calls that read defer it on their error, and wrap
 // marks every call's; whether to call again is the caller's decision,
@@ -58,6 +59,9 @@ func transientReason(err error) string {
 		if code := statusCode(uf.Cause); code != 0 {
 			return ""
 		}
+	}
+	if _, _, refused := typedPatchRefusal(err); refused {
+		return "" // a 500 that is the object's fault (invalid.go)
 	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {

@@ -286,3 +286,14 @@ func escapeWidth(rest []rune) (bytes, width int) {
 	}
 	return 1, 1
 }
+
+// ScalarPos is where byte off of scalar value v's text is written in
+// its file (through a block scalar's indentation, a quoted scalar's
+// escapes), for a problem found inside text a step reads as a document
+// of its own (apply's manifest).
+func (c *Compiler) ScalarPos(v *Value, off int) diag.Pos {
+	if v == nil || v.Node == nil {
+		return diag.Pos{}
+	}
+	return c.offsetPos(v.Pos, v.Node, off)
+}

@@ -306,3 +306,60 @@ func (v *Value) Locate(key, text string) diag.Pos {
 	}
 	return v.KeyPos(key)
 }
+
+// PosAt is where the value at path inside v is written: path is mapping
+// keys (string) and list indexes (int), and where a part of it comes from
+// an expression (an object rendered from vars, a list from a step's
+// result), the expression's position, since the rest is its value.
+func (v *Value) PosAt(path []any) diag.Pos {
+	for _, seg := range path {
+		var next *Value
+		switch seg := seg.(type) {
+		case string:
+			if v.kind == mapKind {
+				for i, k := range v.keys {
+					if k == seg {
+						next = v.vals[i]
+					}
+				}
+			}
+		case int:
+			if v.kind == listKind && seg >= 0 && seg < len(v.items) {
+				next = v.items[seg]
+			}
+		}
+		if next == nil {
+			return v.Pos
+		}
+		v = next
+	}
+	return v.Pos
+}
+
+// Text is a string value known before the run: a literal, or text whose
+// every ${{ }} the lookup knows the value of (it is given the
+// expression's source, trimmed); ok is false otherwise.
+func (v *Value) Text(lookup func(src string) (string, bool)) (string, bool) {
+	switch v.kind {
+	case litKind:
+		s, ok := v.lit.(string)
+		return s, ok
+	case exprKind:
+		return lookup(strings.TrimSpace(v.expr.Src))
+	case interpKind:
+		var b strings.Builder
+		for _, p := range v.parts {
+			if p.expr == nil {
+				b.WriteString(p.lit)
+				continue
+			}
+			s, ok := lookup(strings.TrimSpace(p.expr.Src))
+			if !ok {
+				return "", false
+			}
+			b.WriteString(s)
+		}
+		return b.String(), true
+	}
+	return "", false
+}
