@@ -23,11 +23,13 @@ import (
 // Exit codes, documented in docs/exit-codes.md; exitcodes.go maps a
 // run's class of failure to one.
 const (
-	exitOK          = 0
-	exitFailed      = 1 // a wrong answer: a step or an assertion failed
-	exitInvalid     = 2 // invalid input, a broken lab, a missing permission
-	exitTransport   = 3 // the cluster did not answer
-	exitTimeout     = 4 // the run's or a step's time ran out
+	exitOK        = 0
+	exitFailed    = 1 // a wrong answer: a step or an assertion failed
+	exitInvalid   = 2 // invalid input, a broken lab, a missing permission
+	exitTransport = 3 // the cluster did not answer
+	exitTimeout   = 4 // the run's or a step's time ran out
+	// labrun test --repeat: a task passed some runs and failed others
+	exitFlaky       = 5
 	exitInterrupted = 130
 )
 
