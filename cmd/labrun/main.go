@@ -38,7 +38,7 @@ const usage = `labrun runs hands-on Kubernetes and Cilium labs from YAML playboo
 Usage:
   labrun [run] PLAYBOOK [flags]     solve the lab: run every step
   labrun check PLAYBOOK [flags]     grade a learner's files: read-only steps and assertions only
-  labrun test PLAYBOOK [flags]      prove the grader: solve, check, change each value of each file (each change must fail), write each file other ways (each must pass)
+  labrun test PLAYBOOK [flags]      prove the grader: solve, check, change each value of each file (each change must fail), write each file other ways (each must pass); --repeat N: every task must pass every run
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
   labrun rbac PLAYBOOK [flags]      print the Roles granting the Kubernetes permissions the playbook needs, and what else it needs
   labrun fleet render|collect ...   grade a class as one Indexed Job: print the Job, merge its results

@@ -3,6 +3,8 @@ package access
 import (
 	"strings"
 	"testing"
+
+	"github.com/labrun/labrun/runner"
 )
 
 // The Namespaces a solve makes: from manifest files, manifest text and
@@ -66,5 +68,20 @@ func TestNamespacesNone(t *testing.T) {
 	got, err := Namespaces(plan, Options{Namespace: "home"})
 	if err != nil || len(got) != 0 {
 		t.Errorf("Namespaces = %q, %v; want none", got, err)
+	}
+}
+
+// The labs' own namespaces, with their testbed vars: what labrun test
+// --repeat deletes when a lab has no cleanup playbook.
+func TestLabsNamespaces(t *testing.T) {
+	for lab, want := range map[string]string{"cca-datapath": "cca-dp", "cca-services": "cca-svc", "cca-identity": "shop", "classroom": ""} {
+		plan, err := runner.Load("../../playbooks/"+lab+".yaml", runner.Options{VarsFiles: []string{"../../playbooks/" + lab + ".testbed.yaml"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Namespaces(plan, Options{Namespace: "default"})
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("%s: namespaces %q, %v; want %q", lab, got, err, want)
+		}
 	}
 }

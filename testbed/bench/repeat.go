@@ -127,6 +127,9 @@ func (b *bench) repeatLab(ctx context.Context, lab repeatLab) ([]Row, error) {
 			return nil, err
 		}
 	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, err
+	}
 	argv := []string{b.labrun, "test", "--repeat", fmt.Sprint(n), "--no-progress", "--kubeconfig", b.kubeconfig,
 		"--vars", "playbooks/" + lab.name + ".testbed.yaml", "--set", "out=" + out, "--report", "json=" + report}
 	if lab.namespace != "" {
