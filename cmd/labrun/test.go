@@ -20,7 +20,9 @@ import (
 // grade the changed file again; a change that passes is a survivor
 // (labtest does all this). Exit 1 when any survives (a loose value
 // declared with its reason does not count) or a change fails without
-// naming the value.
+// naming the value. With --repeat N it solves and checks N times on a
+// fresh lab first, then once on the lab as left, and a task that passed
+// some runs and failed others exits 5 (repeatExit).
 func testCmd(args []string, stdout, stderr io.Writer) (code int) {
 	fs := newFlagSet("test", stderr, "Usage: labrun test PLAYBOOK [flags]\n\nSolves the lab, checks its files, then changes each value of each file in turn:\nevery change must fail the check, naming that value. Then writes each file other\nways with the same meaning (key order, spacing, number forms, list order, final\nnewline): every one must pass. With --repeat N, solves and checks N times first,\neach on a fresh lab, then once on the lab as the last run left it, and reports\neach task's flake rate.\n\nFlags:\n")
 	var rf runFlags
@@ -121,6 +123,9 @@ func testCmd(args []string, stdout, stderr io.Writer) (code int) {
 		}
 		if !res.Graded {
 			fmt.Fprintln(stdout, "labrun test: no value changed: the last run's check failed, so its files are not a right answer to change")
+			if *protocol {
+				printProtocol(stdout, res)
+			}
 			return repeatExit(res)
 		}
 	}
