@@ -45,14 +45,20 @@ type AccessContext struct {
 	// Manifests reads the objects of a manifest file (its path as the
 	// spec writes it) or text; at is where the spec names it.
 	Manifests func(src cluster.ManifestSource, at diag.Pos) ([]ManifestObject, error)
+	// Applied, when set, is told each object an apply step applies, as
+	// far as the spec and its manifests say before the run (Name empty
+	// when it is only known then): runner/access reads from it the
+	// Namespaces a lab makes, which labrun test --repeat deletes.
+	Applied func(ManifestObject)
 }
 
 // ManifestObject is what the permissions of applying an object need of
 // it: its apiVersion and kind, its namespace ("" when it names none), and
-// where its kind is written.
+// where its kind is written; and its name ("" when only known at run
+// time), for Applied.
 type ManifestObject struct {
-	APIVersion, Kind, Namespace string
-	Pos                         diag.Pos
+	APIVersion, Kind, Namespace, Name string
+	Pos                               diag.Pos
 }
 
 // CallsCluster reports whether a step of the action may call the

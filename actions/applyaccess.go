@@ -37,6 +37,9 @@ func applyAccess(spec *ApplySpec, ac *AccessContext) ([]cluster.Access, error) {
 	}
 	var out []cluster.Access
 	for _, o := range objs {
+		if ac.Applied != nil {
+			ac.Applied(o)
+		}
 		if o.Kind == "" {
 			return nil, diag.Errorf(o.Pos, "an object to apply has no kind")
 		}
@@ -117,6 +120,13 @@ func inlineObject(item *eval.Value, name string, ac *AccessContext) (ManifestObj
 		}
 		*f.into = eval.Format(x)
 	}
+	// The name is not needed for the permissions: one known only when
+	// the step runs is left empty.
+	if v := item.Lookup("metadata").Lookup("name"); v != nil {
+		if x, known, err := ac.Eval(v); err == nil && known {
+			o.Name = eval.Format(x)
+		}
+	}
 	return o, nil
 }
 
@@ -124,7 +134,7 @@ func inlineObject(item *eval.Value, name string, ac *AccessContext) (ManifestObj
 func plainObject(x any, pos diag.Pos) ManifestObject {
 	m, _ := eval.Plain(x).(map[string]any)
 	return ManifestObject{APIVersion: k8sobj.String(m, "apiVersion"), Kind: k8sobj.String(m, "kind"),
-		Namespace: k8sobj.String(m, "metadata", "namespace"), Pos: pos}
+		Namespace: k8sobj.String(m, "metadata", "namespace"), Name: k8sobj.String(m, "metadata", "name"), Pos: pos}
 }
 
 // orUnknown is err, or else the error that v, named name, is only known

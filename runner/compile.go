@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/labrun/labrun/actions"
@@ -31,6 +32,12 @@ type Options struct {
 	// runs no step that changes the system, so on a learner's Check
 	// button it need not read them.
 	NoManifests bool
+	// IgnoreUndeclared ignores the overrides of variables the playbook
+	// does not declare instead of refusing them: labrun test --repeat
+	// hands the lab's --set and --vars to its cleanup playbook, which
+	// takes those of its own variables (the lab's namespace) and has no
+	// use for the rest.
+	IgnoreUndeclared bool
 }
 
 // Load reads and compiles a playbook file in one go.
@@ -63,6 +70,13 @@ func Compile(pb *syntax.Playbook, opts Options) (*Plan, error) {
 	c.plan.compiler = c.ec
 	c.ec.SetSource(pb.File, pb.Source)
 	overrides := c.overrides(opts)
+	if opts.IgnoreUndeclared {
+		for name := range overrides {
+			if !slices.ContainsFunc(pb.Vars, func(v *syntax.Var) bool { return v.Name == name }) {
+				delete(overrides, name)
+			}
+		}
+	}
 	// env first: a variable's default may read env.NAME
 	c.env()
 	c.vars(overrides)

@@ -86,3 +86,24 @@ func FuzzCompile(f *testing.F) {
 		}
 	})
 }
+
+// With IgnoreUndeclared, the overrides of variables the playbook does not
+// declare are dropped (the lab's --set handed to its cleanup playbook)
+// and those it declares still apply; without it they are refused.
+func TestIgnoreUndeclared(t *testing.T) {
+	pb, err := syntax.Load("c.yaml", []byte("name: c\nvars: {ns: shop}\nsteps:\n  - id: a\n    run: {argv: [echo, '${{ vars.ns }}']}\n"), actions.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := []string{"ns=lab", "out=/tmp/lab"}
+	if _, err := Compile(pb, Options{Set: set}); err == nil || !strings.Contains(err.Error(), `the playbook has no variable "out"`) {
+		t.Fatalf("without IgnoreUndeclared: %v; want out refused", err)
+	}
+	plan, err := Compile(pb, Options{Set: set, IgnoreUndeclared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lit, _ := plan.Vars[0].Value.Literal(); len(plan.Vars) != 1 || lit != "lab" {
+		t.Errorf("vars %+v; want ns=lab", plan.Vars)
+	}
+}

@@ -14,9 +14,11 @@ import (
 )
 
 // The classroom lab, in a fresh namespace of its own as a learner's would
-// be: labrun test solves it, checks it and changes every value of its
-// files, each change rejected (served_by, which differs between requests,
-// by its assertion); the solved files pass check again; labrun rbac
+// be: labrun test --repeat 2 solves and checks it 3 times, twice after its
+// cleanup playbook emptied the namespace and once on the lab as the
+// second run left it, every task passing every run; then it changes every
+// value of its files, each change rejected (served_by, which differs
+// between requests, by its assertion); the solved files pass check again; labrun rbac
 // --mode check prints one Role in the namespace and no ClusterRole; and
 // the check passes as a ServiceAccount bound to that Role alone, while
 // without any one of its permissions it is refused
@@ -35,9 +37,13 @@ func TestClassroomLab(t *testing.T) {
 		return run(append(append([]string{cmd, "--no-progress", "--kubeconfig", kc}, flags...), playbook)...)
 	}
 
-	code, text := labrun("test")
+	code, text := run(append(append([]string{"test", "--repeat", "2", "--no-progress", "--kubeconfig", kc}, flags...), playbook)...)
 	if code != 0 {
-		t.Fatalf("labrun test exited %d:\n%s", code, text)
+		t.Fatalf("labrun test --repeat 2 exited %d:\n%s", code, text)
+	}
+	if !strings.Contains(text, "starts from a fresh lab: run the cleanup playbook ../../playbooks/classroom/cleanup.yaml first") ||
+		!strings.Contains(text, "labrun test: no flaky task: 4 tasks passed all 3 runs") {
+		t.Errorf("want 3 runs, the first 2 after the cleanup playbook, and no flaky task:\n%s", text)
 	}
 	summary := regexp.MustCompile(`labrun test: (\d+) changes to 4 graded files: (\d+) rejected naming the value, 0 declared loose, 0 survived, 0 rejected naming another value`).FindStringSubmatch(text)
 	if summary == nil {

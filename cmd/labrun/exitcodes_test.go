@@ -154,3 +154,40 @@ func TestTestExit(t *testing.T) {
 		}
 	}
 }
+
+// labrun test --repeat ranks what it found: a task that failed every run
+// exits by its class (the most decisive of them), then a flaky task 5,
+// then what one run shows (a change that survived) 1; and
+// docs/exit-codes.md gives exit 5 to flaky.
+func TestRepeatExit(t *testing.T) {
+	flaky := labtest.Figures{Runs: 3, Passed: 2, Failed: 1, Flaky: true, Failures: []labtest.Failure{{Run: 2, Class: runner.ClassTimeout}}}
+	broken := func(c runner.Class) labtest.Figures {
+		return labtest.Figures{Runs: 2, Failed: 2, Failures: []labtest.Failure{{Run: 1, Class: c}, {Run: 2, Class: runner.ClassAssertion}}}
+	}
+	survivor := []labtest.Change{{Verdict: labtest.Survived}}
+	for _, tc := range []struct {
+		name    string
+		tasks   []labtest.Figures
+		changes []labtest.Change
+		want    int
+	}{
+		{"every task passed every run", []labtest.Figures{{Runs: 3, Passed: 3}}, nil, exitOK},
+		{"a change survived", []labtest.Figures{{Runs: 3, Passed: 3}}, survivor, exitFailed},
+		{"flaky, and a change survived", []labtest.Figures{flaky}, survivor, exitFlaky},
+		{"flaky, and a task failed every run on an assertion", []labtest.Figures{flaky, broken(runner.ClassAssertion)}, nil, exitFailed},
+		{"failed every run, assertion and config", []labtest.Figures{broken(runner.ClassAssertion), broken(runner.ClassConfig)}, nil, exitInvalid},
+		{"failed every run, timing out once", []labtest.Figures{broken(runner.ClassTimeout)}, nil, exitTimeout},
+	} {
+		res := &labtest.Result{Runs: []labtest.Run{{Number: 1}}, Tasks: tc.tasks, Changes: tc.changes}
+		if got := repeatExit(res); got != tc.want {
+			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	b, err := os.ReadFile("../../docs/exit-codes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(fmt.Sprintf("(?m)^\\| %d \\| .*flaky", exitFlaky)).Match(b) {
+		t.Errorf("docs/exit-codes.md has no row giving exit %d to a flaky task", exitFlaky)
+	}
+}

@@ -15,14 +15,16 @@ import (
 	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
-// labrun test --protocol on cca-datapath, the lab of the single-node
-// profile, from a cluster where the lab was never solved (its namespace
-// deleted) and an empty output directory: every one of its 8 tasks fails
-// there; then the lab solves, check passes on its files, and every change
-// to a value of them fails the check naming that value, but the one the
-// playbook declares loose with its reason (ghost.json's seconds, curl's
-// time). Afterwards the solved files still pass check: the changes were
-// made elsewhere.
+// labrun test --protocol --repeat 2 on cca-datapath, the lab of the
+// single-node profile, from a cluster where the lab was never solved (its
+// namespace deleted) and an empty output directory: every one of its 8
+// tasks fails there; then the lab is solved and checked 3 times, twice
+// after deleting its namespace cca-dp and once on the lab as the second
+// run left it, and every task passes every run (none flaky); every change
+// to a value of the last run's files fails the check naming that value,
+// but the one the playbook declares loose with its reason (ghost.json's
+// seconds, curl's time). Afterwards the solved files still pass check:
+// the changes were made elsewhere.
 func TestLabrunTestCCADatapath(t *testing.T) {
 	if v := kubetest.ReadVars(t); v.Profile != "single" {
 		t.Skipf("test cluster runs profile %q; cca-datapath is the single profile's lab", v.Profile)
@@ -45,9 +47,16 @@ func TestLabrunTestCCADatapath(t *testing.T) {
 			"../../playbooks/cca-datapath.yaml"), &stdout, &stderr)
 		return code, stdout.String() + stderr.String()
 	}
-	code, text := labrun("test", "--protocol")
+	code, text := labrun("test", "--protocol", "--repeat", "2")
 	if code != 0 {
-		t.Fatalf("labrun test --protocol exited %d:\n%s", code, text)
+		t.Fatalf("labrun test --protocol --repeat 2 exited %d:\n%s", code, text)
+	}
+	if !strings.Contains(text, "labrun test: each run of --repeat but the last starts from a fresh lab: delete namespace cca-dp first") ||
+		!strings.Contains(text, "labrun test: no flaky task: 8 tasks passed all 3 runs") {
+		t.Errorf("want 3 runs, the first 2 after deleting cca-dp, and no flaky task:\n%s", text)
+	}
+	if passed := regexp.MustCompile(`(?m)^repeat: task \d \(\w+\): passed 3 of 3 runs$`).FindAllString(text, -1); len(passed) != 8 {
+		t.Errorf("want each of the 8 tasks passed 3 of 3 runs, %d did:\n%s", len(passed), text)
 	}
 	// Every task fails as a wrong answer: tasks 2, 3, 5 and 7 read
 	// objects a get did not find (web's ClusterIP, holder's endpoint id),

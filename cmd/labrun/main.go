@@ -23,11 +23,13 @@ import (
 // Exit codes, documented in docs/exit-codes.md; exitcodes.go maps a
 // run's class of failure to one.
 const (
-	exitOK          = 0
-	exitFailed      = 1 // a wrong answer: a step or an assertion failed
-	exitInvalid     = 2 // invalid input, a broken lab, a missing permission
-	exitTransport   = 3 // the cluster did not answer
-	exitTimeout     = 4 // the run's or a step's time ran out
+	exitOK        = 0
+	exitFailed    = 1 // a wrong answer: a step or an assertion failed
+	exitInvalid   = 2 // invalid input, a broken lab, a missing permission
+	exitTransport = 3 // the cluster did not answer
+	exitTimeout   = 4 // the run's or a step's time ran out
+	// labrun test --repeat: a task passed some runs and failed others
+	exitFlaky       = 5
 	exitInterrupted = 130
 )
 
@@ -36,7 +38,7 @@ const usage = `labrun runs hands-on Kubernetes and Cilium labs from YAML playboo
 Usage:
   labrun [run] PLAYBOOK [flags]     solve the lab: run every step
   labrun check PLAYBOOK [flags]     grade a learner's files: read-only steps and assertions only
-  labrun test PLAYBOOK [flags]      prove the grader: solve, check, change each value of each file (each change must fail), write each file other ways (each must pass)
+  labrun test PLAYBOOK [flags]      prove the grader: solve, check, change each value of each file (each change must fail), write each file other ways (each must pass); --repeat N: every task must pass every run
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
   labrun rbac PLAYBOOK [flags]      print the Roles granting the Kubernetes permissions the playbook needs, and what else it needs
   labrun fleet render|collect ...   grade a class as one Indexed Job: print the Job, merge its results

@@ -124,6 +124,9 @@ func runScript(t *testing.T, file string) {
 		// many a run prints depends on the machine's speed: none is kept.
 		s = progressLines.ReplaceAllString(s, "")
 		s = retried.ReplaceAllString(s, "${1}N attempts in T")
+		// A run's id and start, which a check's warning about an earlier
+		// run that failed names (labrun test --repeat checks after one).
+		s = runIDs.ReplaceAllString(s, "labrun run RUNID (started T)")
 		return timings.ReplaceAllString(s, "${1}X.Xs")
 	}
 	got := map[string]string{"stdout": clean(stdout.String()), "stderr": clean(stderr.String())}
@@ -240,6 +243,10 @@ var progressLines = regexp.MustCompile(`(?m)^    \.\.\. .*\(\d+s\)\n`)
 // a cluster that does not answer, which the machine's speed decides.
 var retried = regexp.MustCompile(`(still failing after )\d+ attempts? in [0-9.]+(ms|s)`)
 
+// runIDs are a run's id (outdir.NewRunID) and start time in a check's
+// warning.
+var runIDs = regexp.MustCompile(`labrun run \d{8}T\d{6}Z-[0-9a-f]{8} \(started [0-9TZ:.-]+\)`)
+
 // timings hides durations such as "0.0s" and "12.3s" in progress output.
 var timings = regexp.MustCompile(`(\s|in )\d+\.\ds`)
 
@@ -253,8 +260,11 @@ func reportFiles(args []string, work string) map[string]string {
 			v, ok = args[i+1], true
 		}
 		if format, path, found := strings.Cut(v, "="); ok && found {
-			if format == "json" && slices.Contains(args, "--targets") {
+			switch {
+			case format == "json" && slices.Contains(args, "--targets"):
 				format = "jsonl" // a line per target
+			case format == "json" && slices.Contains(args, "--repeat"):
+				format = "repeat" // labrun test --repeat's runs and figures
 			}
 			if rel, err := filepath.Rel(work, path); err == nil && !strings.HasPrefix(rel, "..") {
 				files[rel] = format
@@ -268,13 +278,13 @@ func reportFiles(args []string, work string) map[string]string {
 // of records (indented) and of results (on one line).
 func hideReportTimes(s string) string {
 	s = reportStarted.ReplaceAllString(s, `"started":${1}"T"`)
-	s = reportSeconds.ReplaceAllString(s, `"seconds":${1}S`)
+	s = reportSeconds.ReplaceAllString(s, `"${1}":${2}S`)
 	return junitTime.ReplaceAllString(s, `time="S"`)
 }
 
 var (
 	reportStarted = regexp.MustCompile(`"started":( ?)"[^"]*"`)
-	reportSeconds = regexp.MustCompile(`"seconds":( ?)[0-9.e+-]+`)
+	reportSeconds = regexp.MustCompile(`"(seconds|resetSeconds|solveSeconds|checkSeconds)":( ?)[0-9.e+-]+`)
 	junitTime     = regexp.MustCompile(`time="[0-9.]+"`)
 )
 
@@ -297,8 +307,12 @@ func checkReports(t *testing.T, work string, reports map[string]string) {
 					t.Errorf("%s: %v: %s", name, err, line)
 				}
 			}
-		case "json":
-			schema, err := schemacheck.Load("../../schemas/report.schema.json")
+		case "json", "repeat":
+			file := "../../schemas/report.schema.json"
+			if format == "repeat" {
+				file = "../../schemas/test-repeat.schema.json"
+			}
+			schema, err := schemacheck.Load(file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +322,7 @@ func checkReports(t *testing.T, work string, reports map[string]string) {
 				continue
 			}
 			for _, p := range schema.Validate(doc) {
-				t.Errorf("%s does not match schemas/report.schema.json: %s", name, p)
+				t.Errorf("%s does not match %s: %s", name, file, p)
 			}
 		case "junit":
 			if err := checkJUnit(data); err != nil {
@@ -359,8 +373,10 @@ func checkRunStatus(t *testing.T, work string) {
 // CI systems read (Jenkins' and GitLab's junit.xsd): a testsuites root
 // holding testsuite elements with a name and counts, each testcase with a
 // name, a classname and a decimal time, and at most one of failure, error
-// or skipped; the suite's counts must agree with its cases. Unknown
-// elements or attributes are refused, since readers drop them silently.
+// or skipped; the suite's counts must agree with its cases; at most one
+// properties element, of property elements each with a name and a value
+// (the goldens show it before the cases, where the schema wants it). Unknown elements or attributes are refused, since
+// readers drop them silently.
 func checkJUnit(data []byte) error {
 	type message struct {
 		Message *string `xml:"message,attr"`
@@ -379,16 +395,28 @@ func checkJUnit(data []byte) error {
 			XMLName xml.Name
 		} `xml:",any"`
 	}
-	type testsuite struct {
-		Name     string     `xml:"name,attr"`
-		Tests    *int       `xml:"tests,attr"`
-		Failures *int       `xml:"failures,attr"`
-		Errors   *int       `xml:"errors,attr"`
-		Skipped  *int       `xml:"skipped,attr"`
-		Time     string     `xml:"time,attr"`
-		Cases    []testcase `xml:"testcase"`
-		Other    []xml.Attr `xml:",any,attr"`
+	type property struct {
+		Name  *string    `xml:"name,attr"`
+		Value *string    `xml:"value,attr"`
+		Other []xml.Attr `xml:",any,attr"`
+	}
+	type properties struct {
+		Property []property `xml:"property"`
 		Unknown  []struct {
+			XMLName xml.Name
+		} `xml:",any"`
+	}
+	type testsuite struct {
+		Name       string       `xml:"name,attr"`
+		Tests      *int         `xml:"tests,attr"`
+		Failures   *int         `xml:"failures,attr"`
+		Errors     *int         `xml:"errors,attr"`
+		Skipped    *int         `xml:"skipped,attr"`
+		Time       string       `xml:"time,attr"`
+		Properties []properties `xml:"properties"`
+		Cases      []testcase   `xml:"testcase"`
+		Other      []xml.Attr   `xml:",any,attr"`
+		Unknown    []struct {
 			XMLName xml.Name
 		} `xml:",any"`
 	}
@@ -412,6 +440,19 @@ func checkJUnit(data []byte) error {
 		}
 		if len(su.Other) > 0 || len(su.Unknown) > 0 {
 			return fmt.Errorf("testsuite %q has attributes or elements the schema does not know: %v %v", su.Name, su.Other, su.Unknown)
+		}
+		if len(su.Properties) > 1 {
+			return fmt.Errorf("testsuite %q has %d properties elements, want at most one", su.Name, len(su.Properties))
+		}
+		for _, ps := range su.Properties {
+			if len(ps.Unknown) > 0 {
+				return fmt.Errorf("testsuite %q: properties must hold only property elements", su.Name)
+			}
+			for _, p := range ps.Property {
+				if p.Name == nil || p.Value == nil || len(p.Other) > 0 {
+					return fmt.Errorf("testsuite %q: a property wants a name and a value and nothing else", su.Name)
+				}
+			}
 		}
 		var failures, errs, skipped int
 		for _, c := range su.Cases {

@@ -116,6 +116,12 @@ func LeaseNamespace(p *runner.Plan, opts Options) (string, error) {
 
 // deriveSteps is Derive without the run's Lease: what the steps ask.
 func deriveSteps(p *runner.Plan, opts Options) ([]Need, error) {
+	return deriveWith(p, opts, nil)
+}
+
+// deriveWith is deriveSteps, telling applied (when not nil) each object the
+// steps that run apply.
+func deriveWith(p *runner.Plan, opts Options, applied func(actions.ManifestObject)) ([]Need, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -124,7 +130,7 @@ func deriveSteps(p *runner.Plan, opts Options) ([]Need, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &deriver{opts: opts, env: env, dir: filepath.Dir(p.Playbook.File), kinds: newKinds(), index: map[cluster.Access]int{}}
+	d := &deriver{opts: opts, env: env, dir: filepath.Dir(p.Playbook.File), kinds: newKinds(), index: map[cluster.Access]int{}, applied: applied}
 	var errs diag.List
 	for _, s := range p.Steps {
 		switch {
@@ -213,6 +219,9 @@ type deriver struct {
 	kinds *kinds
 	needs []Need
 	index map[cluster.Access]int // where each permission is in needs
+	// applied, when set, is told each object an apply step applies
+	// (Namespaces).
+	applied func(actions.ManifestObject)
 }
 
 // step adds what s needs (when record): once, or once per item of its
@@ -243,6 +252,9 @@ func (d *deriver) step(s *runner.StepPlan, record bool) error {
 			},
 			Resource:  d.kinds.resolve,
 			Manifests: d.manifests,
+		}
+		if record {
+			ac.Applied = d.applied
 		}
 		needs, err := s.Action.Access(spec, ac)
 		if err != nil {

@@ -92,7 +92,7 @@ func (d *deriver) decode(file string, data []byte, at diag.Pos) ([]actions.Manif
 		}
 		for _, o := range objs {
 			obj := actions.ManifestObject{APIVersion: scalar(o, "apiVersion"), Kind: scalar(o, "kind"),
-				Namespace: scalar(field(o, "metadata"), "namespace"), Pos: at}
+				Namespace: scalar(field(o, "metadata"), "namespace"), Name: scalar(field(o, "metadata"), "name"), Pos: at}
 			if k := field(o, "kind"); file != "" && k != nil {
 				obj.Pos = diag.Pos{File: file, Line: k.Line, Col: k.Column}
 			}

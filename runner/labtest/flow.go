@@ -36,6 +36,16 @@ type Test struct {
 	// OnUntouched, when set, is told each task's verdict on the untouched
 	// lab as soon as that pass ends (Protocol only).
 	OnUntouched func(Untouched)
+	// Repeat, above 0, solves and checks the lab Repeat times, each after
+	// Reset when there is one, then once more on the lab as the last run
+	// left it (Repeat runs in all without Reset), and gives each task's
+	// figures over the runs (repeat.go); the changes and renderings are
+	// then made to the files of the last run, when its check passed.
+	Repeat int
+	Reset  *Reset
+	// OnRun, when set, is told each run of Repeat as it ends, and how
+	// many runs there are.
+	OnRun func(r Run, total int)
 }
 
 // Result is what labrun test found.
@@ -52,6 +62,13 @@ type Result struct {
 	// Untouched are, with Protocol, the tasks as checked on the lab
 	// untouched (one for a playbook without tasks).
 	Untouched []Untouched
+	// Runs are, with Repeat, each run; Tasks each task's figures over
+	// them (one, the whole lab, for a playbook without tasks).
+	Runs  []Run
+	Tasks []Figures
+	// Graded: the changes and renderings were made (without Repeat,
+	// always; with it, when the last run's check passed).
+	Graded bool
 }
 
 // Count is how many changes got verdict v.
@@ -76,10 +93,11 @@ func (r *Result) Refused() []Rendering {
 	return out
 }
 
-// Failed reports whether the grader lets a learner down: a task passed
-// on the untouched lab, a change survived (a loose value declared with
-// its reason does not count), or was rejected without naming the value,
-// or a graded file written another way with the same meaning was refused.
+// Failed reports whether the grader lets a learner down in what one run
+// shows: a task passed on the untouched lab, a change survived (a loose
+// value declared with its reason does not count), or was rejected without
+// naming the value, or a graded file written another way with the same
+// meaning was refused. (Repeat's findings are Flaky and FailedEveryRun.)
 func (r *Result) Failed() bool {
 	return len(r.PassedUntouched())+r.Count(Survived)+r.Count(Unnamed)+len(r.Refused()) > 0
 }
@@ -128,6 +146,17 @@ func (t *Test) Run(ctx context.Context) (*Result, error) {
 		}
 		res.Untouched = u
 	}
+	if t.Repeat > 0 {
+		files, dir, err := t.repeat(ctx, res)
+		if err != nil {
+			return nil, err
+		}
+		if dir == nil { // the last run's check failed: nothing to change
+			return res, nil
+		}
+		defer dir.Close()
+		return res, t.grade(files, dir, res)
+	}
 	if !t.NoSolve {
 		t.announce("solving the lab")
 		out, dir, err := t.pass(ctx, actions.Solve, nil)
@@ -145,26 +174,36 @@ func (t *Test) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.grade(files, dir, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// grade makes the changes and the renderings of files, graded in dir,
+// into res.
+func (t *Test) grade(files []*runner.GradedFile, dir *outdir.Dir, res *Result) error {
 	// The changed files go to a scratch directory of labrun's own; the
 	// graded directory is only read.
 	tmp, err := os.MkdirTemp("", "labrun-test-")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.RemoveAll(tmp)
 	scratch, err := outdir.Create(tmp)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer scratch.Close()
 	if res.Changes, err = changeAll(files, dir, scratch); err != nil {
-		return nil, err
+		return err
 	}
 	if res.Renderings, err = renderAll(files, dir, scratch); err != nil {
-		return nil, err
+		return err
 	}
 	res.Files = len(files)
-	return res, nil
+	res.Graded = true
+	return nil
 }
 
 func (t *Test) announce(pass string) {
@@ -188,11 +227,7 @@ func (t *Test) check(ctx context.Context) ([]*runner.GradedFile, *outdir.Dir, er
 	if err != nil {
 		return nil, dir, err
 	}
-	order := map[*runner.StepPlan]int{}
-	for i, s := range t.Plan.Steps {
-		order[s] = i
-	}
-	slices.SortStableFunc(files, func(a, b *runner.GradedFile) int { return order[a.Step] - order[b.Step] })
+	t.sortFiles(files)
 	switch {
 	case t.NoSolve:
 		err = failed(out, "check fails on the files as they are; give it files that pass (a solve's) to change")
@@ -203,6 +238,16 @@ func (t *Test) check(ctx context.Context) ([]*runner.GradedFile, *outdir.Dir, er
 		err = &FailedError{Msg: "check graded no file: the playbook has no write step that ran", Class: runner.ClassConfig}
 	}
 	return files, dir, err
+}
+
+// sortFiles puts graded files in the order their steps are written
+// (parallel branches grade at the same time).
+func (t *Test) sortFiles(files []*runner.GradedFile) {
+	order := map[*runner.StepPlan]int{}
+	for i, s := range t.Plan.Steps {
+		order[s] = i
+	}
+	slices.SortStableFunc(files, func(a, b *runner.GradedFile) int { return order[a.Step] - order[b.Step] })
 }
 
 // pass runs the plan once in mode, handing each file a check grades to

@@ -56,6 +56,8 @@ type config struct {
 	// testbedEnv is the testbed's env file: its CG_BASE says where its
 	// pods' cgroups are.
 	testbedEnv string
+	// repeat is the repeat section's N (0: 10 with -n 5 or more, else 2).
+	repeat int
 }
 
 // section is one group of measurements.
@@ -81,11 +83,12 @@ var sections = []section{
 	{"http", "HTTP requests a lab makes, and the agent's API", benchHTTP},
 	{"growth", "validate, conntrack parse, map read and check at x1, x10, x100", benchGrowth},
 	{"class", "a class of learner namespaces graded as one Indexed Job and with check --targets, parallelism 1, 4 and 20, vs a bash loop of kubectl", benchClass},
+	{"repeat", "every lab of the running profile solved and checked N times by labrun test --repeat: each task's flake rate, and the time per repeat", benchRepeat},
 }
 
 // runOrder runs the measurements that need a quiet machine first; the lab
 // runs last, since its pods keep starting and stopping for a while.
-var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "exec", "wait", "check", "poll", "class", "lab", "services-lab", "identity-lab"}
+var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "exec", "wait", "check", "poll", "class", "lab", "services-lab", "identity-lab", "repeat"}
 
 // bench is the state the sections share.
 type bench struct {
@@ -111,6 +114,7 @@ func main() {
 	flag.StringVar(&c.image, "image", "labrun.local/labrun:latest", "labrun's image the class section's Job runs (make image, testbed/lib/labrun-image.sh)")
 	flag.StringVar(&c.classLab, "class-lab", "fleet", "the lab the class section grades: fleet (cmd/labrun/testdata/fleet/lab.yaml, one ConfigMap per learner) or classroom (playbooks/classroom.yaml solved in as many namespaces as the cluster holds)")
 	flag.StringVar(&c.testbedEnv, "testbed-env", "/var/lib/labrun-testbed/env", "the test cluster's env file (its CG_BASE: where the class section reads its pods' peak memory)")
+	flag.IntVar(&c.repeat, "repeat", 0, "runs of each lab in the repeat section (labrun test --repeat N; default 10 with -n 5 or more, 2 otherwise, as CI's short run)")
 	parallel := flag.String("class-parallel", "1,4,20", "the parallelisms the class section grades with, comma-separated")
 	flag.Parse()
 	for _, p := range strings.Split(*parallel, ",") {
@@ -121,7 +125,7 @@ func main() {
 		}
 		c.classParallel = append(c.classParallel, v)
 	}
-	if c.n < 1 || flag.NArg() > 0 || c.classLab != "fleet" && c.classLab != "classroom" {
+	if c.n < 1 || c.repeat < 0 || flag.NArg() > 0 || c.classLab != "fleet" && c.classLab != "classroom" {
 		flag.Usage()
 		os.Exit(2)
 	}
