@@ -237,3 +237,9 @@ func FuzzCutMidLine(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParsePolicyGet(f *testing.F) {
+	fuzzParser(f, kindPolicyGet,
+		"POLICY   DIRECTION   IDENTITY   PORT/PROTO   PROXY PORT   AUTH TYPE   BYTES   PACKETS   PREFIX   COOKIE\nAllow    Ingress     0          ANY          NONE         disabled    2448    36        0        0\n",
+		`[{"ProxyPortNetwork":0,"Flags":0,"AuthRequirement":0,"Cookie":0,"Packets":1,"Bytes":2,"Key":{"Prefixlen":64,"Identity":1,"TrafficDirection":0,"Nexthdr":6,"DestPortNetwork":36895}}]`)
+}
