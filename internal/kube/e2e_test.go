@@ -12,12 +12,12 @@ package kube
 
 import (
 	"context"
-	"io"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
