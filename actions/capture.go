@@ -15,6 +15,7 @@ import (
 	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/lang/diag"
 	"github.com/labrun/labrun/internal/lang/eval"
+	"github.com/labrun/labrun/internal/lang/scalar"
 	"github.com/labrun/labrun/internal/parse"
 )
 
@@ -130,8 +131,8 @@ func checkCapture(spec *eval.Value, sc *StaticContext) diag.List {
 	errs = append(errs, literalBound(spec, "maxBytes", 1, maxCaptureBytes)...)
 	if v := spec.Lookup("settle"); v != nil {
 		if lit, ok := v.Literal(); ok {
-			if d, ok := lit.(time.Duration); ok && (d < 0 || d > maxCaptureSettle) {
-				errs.Add(v.Pos, "settle is %s; expected 0 to %s", d, maxCaptureSettle)
+			if d, err := scalar.Duration(lit, v.Node.Value); err == nil && d > maxCaptureSettle {
+				errs.Add(v.Pos, "settle is %s; expected at most %s", d, maxCaptureSettle)
 			}
 		}
 	}
@@ -169,23 +170,23 @@ type captureBounds struct {
 }
 
 func (spec *CaptureSpec) bounds() (captureBounds, error) {
-	b := captureBounds{events: spec.MaxEvents, bytes: spec.MaxBytes, settle: spec.Settle}
+	b := captureBounds{events: spec.MaxEvents, bytes: spec.MaxBytes, settle: defaultCaptureSettle}
 	if b.events == 0 {
 		b.events = defaultCaptureEvents
 	}
 	if b.bytes == 0 {
 		b.bytes = defaultCaptureBytes
 	}
-	if spec.Settle == 0 {
-		b.settle = defaultCaptureSettle
+	if spec.Settle != 0 {
+		b.settle = spec.Settle
 	}
 	switch {
 	case b.events < 1 || b.events > maxCaptureEvents:
 		return b, &SpecError{Key: "maxEvents", Text: strconv.Itoa(spec.MaxEvents), Err: fmt.Errorf("maxEvents is %d; expected 1 to %d", spec.MaxEvents, maxCaptureEvents)}
 	case b.bytes < 1 || b.bytes > maxCaptureBytes:
 		return b, &SpecError{Key: "maxBytes", Text: strconv.Itoa(spec.MaxBytes), Err: fmt.Errorf("maxBytes is %d; expected 1 to %d", spec.MaxBytes, maxCaptureBytes)}
-	case b.settle < 0 || b.settle > maxCaptureSettle:
-		return b, &SpecError{Key: "settle", Text: spec.Settle.String(), Err: fmt.Errorf("settle is %s; expected 0 to %s", spec.Settle, maxCaptureSettle)}
+	case b.settle > maxCaptureSettle:
+		return b, &SpecError{Key: "settle", Text: b.settle.String(), Err: fmt.Errorf("settle is %s; expected at most %s", b.settle, maxCaptureSettle)}
 	}
 	return b, nil
 }

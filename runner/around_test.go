@@ -223,6 +223,12 @@ func TestCaptureValidate(t *testing.T) {
     during:
       - id: b
         run: {argv: ["true"]}`, "maxEvents is 1000000; expected 1 to 100000"},
+		{"a settle beyond the bound", `
+  - id: a
+    capture: {monitor: {}, settle: 2h}
+    during:
+      - id: b
+        run: {argv: ["true"]}`, "settle is 2h0m0s; expected at most 1m0s"},
 		{"capture with loop", `
   - id: a
     loop: [1, 2]
