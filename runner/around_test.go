@@ -25,6 +25,7 @@ type fakeMonitor struct {
 	trigger  string
 	extra    []string // lines printed at once after ready
 	notReady string   // when set: print this on stderr and exit 1 instead
+	hang     bool     // never say it is ready
 	started  atomic.Int32
 	ended    atomic.Int32
 	early    atomic.Bool // a during step ran before the monitor was ready
@@ -38,6 +39,11 @@ func (f *fakeMonitor) stream(ctx context.Context, t cluster.PodTarget, req clust
 	defer f.ended.Add(1)
 	f.argv.Store(req.Argv)
 	res := &cluster.StreamResult{Namespace: t.Namespace, Pod: "cilium-x", Container: t.Container}
+	if f.hang {
+		<-ctx.Done()
+		res.Stopped = true
+		return res, nil
+	}
 	if f.notReady != "" {
 		fmt.Fprintln(req.Stderr, f.notReady)
 		res.ExitCode = 1
@@ -96,6 +102,7 @@ func TestCapture(t *testing.T) {
 		name, spec, send, until string
 		extra                   []string
 		notReady                string
+		hang                    bool
 		// want: status of watch, send, second; watch's stopped and drops
 		want    string
 		err     string
@@ -114,13 +121,15 @@ func TestCapture(t *testing.T) {
 			want: "passed passed passed", stopped: "maxEvents", drops: 2},
 		{name: "a monitor that cannot start fails the step, its steps never run", notReady: "level=error msg=\"Cannot open monitor socket\"", send: "true",
 			want: "failed skipped skipped", err: `cilium-dbg monitor ended before it was listening (exit code 1); it printed: level=error msg="Cannot open monitor socket"`},
+		{name: "a monitor that never listens ends at the timeout, saying so", hang: true, send: "true", until: "until: len(result.drops) > 0",
+			want: "failed skipped skipped", err: "step timed out after 2s: cilium-dbg monitor was not listening yet"},
 		{name: "a line the parser refuses fails the capture", send: "true", extra: []string{"not a monitor line"}, spec: "settle: 50ms",
 			want: "failed passed passed", err: `cilium-dbg monitor printed line 1, which labrun cannot read`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			trigger := filepath.Join(t.TempDir(), "trigger")
-			f := &fakeMonitor{trigger: trigger, extra: c.extra, notReady: c.notReady}
+			f := &fakeMonitor{trigger: trigger, extra: c.extra, notReady: c.notReady, hang: c.hang}
 			src := strings.NewReplacer("SPEC", c.spec, "SEND", c.send, "UNTIL", c.until).Replace(capturePlaybook)
 			plan := compile(t, src, "trigger="+trigger)
 			rt := &actions.Runtime{Cluster: func() (cluster.Cluster, error) { return &clustertest.Cluster{StreamFunc: f.stream}, nil }}

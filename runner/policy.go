@@ -324,7 +324,8 @@ func (x *execution) around(during func(context.Context) error) (any, error) {
 	switch {
 	case errors.As(err, &df):
 		return res, err
-	case x.s.Until != nil:
+	case x.s.Until != nil && last != nil:
+		// the steps ran and until was asked: the wait is what timed out
 		return res, untilTimeout(x.ctx, x.s, x.env, last, nil)
 	}
 	var limit *runTimeout
