@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -191,11 +192,24 @@ func (spec *CaptureSpec) bounds() (captureBounds, error) {
 	return b, nil
 }
 
+// monitorScript runs the monitor ($@, under timeout(1) with $0 seconds)
+// until it ends or the script's standard input does: the capture ends
+// its input to stop it (and kubelet ends it when the connection is cut),
+// since a monitor with nothing to print would not notice its closed
+// output until it next wrote. The shell waits for the monitor, so the
+// command ends when the monitor does, by itself or killed; the reader of
+// the input writes nothing, so the output ends with the monitor's.
+//
+// An asynchronous list reads /dev/null unless told otherwise (POSIX sh
+// without job control), so the input is kept as fd 3 for the reader.
+const monitorScript = `exec 3<&0; timeout "$0" "$@" </dev/null & m=$!; (read -r _ <&3; kill $m) >/dev/null 2>&1 & wait $m`
+
 // monitorArgv is the command the capture runs: cilium-dbg monitor with
-// JSON and numeric identities, under timeout(1) so that it ends by
-// itself at most captureGrace after the step's time, even if the closed
-// stream never reaches it (a monitor with nothing to print never writes
-// to the closed pipe).
+// JSON and numeric identities, in monitorScript, under timeout(1) so that
+// it ends by itself at most captureGrace after the step's time whatever
+// else happens. Only words labrun checked reach the shell, as its
+// arguments: the event types are from monitorTypes, the endpoint ids
+// numbers.
 func monitorArgv(ctx context.Context, m *MonitorSource) ([]string, error) {
 	types := m.Types
 	if len(types) == 0 {
@@ -206,7 +220,7 @@ func monitorArgv(ctx context.Context, m *MonitorSource) ([]string, error) {
 		limit = time.Until(dl)
 	}
 	secs := int(math.Ceil((limit + captureGrace).Seconds()))
-	argv := []string{"timeout", strconv.Itoa(secs), "cilium-dbg", "monitor", "-j", "-n"}
+	argv := []string{"sh", "-c", monitorScript, strconv.Itoa(secs), "cilium-dbg", "monitor", "-j", "-n"}
 	for _, t := range types {
 		if !slices.Contains(monitorTypes, t) {
 			return nil, &SpecError{Key: "types", Text: t, Err: fmt.Errorf("monitor type %q is not one labrun reads; use %s", t, strings.Join(monitorTypes, ", "))}
@@ -249,6 +263,7 @@ func capture(ctx context.Context, rt *Runtime, spec *CaptureSpec, during Nested)
 	case <-st.ready:
 	case <-st.done:
 		r.finish(st)
+		res.Stopped = "exited"
 		return res, st.endedEarly("before it was listening")
 	case <-ctx.Done():
 		r.finish(st)
@@ -294,6 +309,7 @@ func capture(ctx context.Context, rt *Runtime, spec *CaptureSpec, during Nested)
 				return res, err
 			}
 			r.finish(st)
+			res.Stopped = "exited"
 			return res, st.endedEarly("while the during steps ran")
 		}
 	}
@@ -350,6 +366,7 @@ func capture(ctx context.Context, rt *Runtime, spec *CaptureSpec, during Nested)
 					return res, err
 				}
 			}
+			res.Stopped = "exited"
 			return res, st.endedEarly("before the capture ended")
 		case <-ctx.Done():
 			r.finish(st)
@@ -398,7 +415,7 @@ func (r *captureReader) truncate(st *stream, bound string) {
 	r.stoppedReading = true
 	r.res.Truncated = true
 	r.res.Stopped = bound
-	st.cancel()
+	st.requestStop()
 }
 
 // holds asks the step's until of the result so far; when it holds the
@@ -426,23 +443,24 @@ func (res *CaptureResult) snapshot() *CaptureResult {
 	return &c
 }
 
-// finish closes the stream and reads the lines it had already sent, so
-// that the result holds every event that arrived before the end.
+// finish stops the stream and reads the lines it still sends, so that
+// the result holds every event that arrived before the end.
 func (r *captureReader) finish(st *stream) {
-	st.stop()
-	for {
+	st.requestStop()
+	for ended := false; ; {
 		select {
 		case line := <-st.lines:
 			_ = r.add(line, st) // a refused line after the end is not read
-		default:
-			if r.res.Stopped == "" && st.result != nil && !st.result.Stopped {
-				r.res.Stopped = "exited"
-			}
-			if st.result != nil {
-				r.res.Namespace, r.res.Pod, r.res.Container = st.result.Namespace, st.result.Pod, st.result.Container
-			}
-			return
+			continue
+		case <-st.done:
+			ended = true
 		}
+		if ended && len(st.lines) == 0 {
+			break
+		}
+	}
+	if st.result != nil {
+		r.res.Namespace, r.res.Pod, r.res.Container = st.result.Namespace, st.result.Pod, st.result.Container
 	}
 }
 
@@ -460,6 +478,11 @@ type stream struct {
 	ready  chan struct{} // closed once stderr said monitorReady
 	done   chan struct{} // closed when the command or the stream ended
 	cancel context.CancelFunc
+	// stdin is the command's input: closing it asks the command to end
+	// (monitorScript); stopOnce does it once, and closes the stream too
+	// if the command has not ended stopGrace later.
+	stdin    *io.PipeWriter
+	stopOnce sync.Once
 
 	result *cluster.StreamResult // set before done is closed
 	err    error
@@ -470,20 +493,50 @@ type stream struct {
 // stop is called or ctx ends.
 func startStream(ctx context.Context, c cluster.Cluster, t cluster.PodTarget, argv []string) *stream {
 	sctx, cancel := context.WithCancel(ctx)
-	st := &stream{lines: make(chan string, 256), ready: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
+	in, stdin := io.Pipe()
+	st := &stream{lines: make(chan string, 256), ready: make(chan struct{}), done: make(chan struct{}), cancel: cancel, stdin: stdin}
 	st.stderr = &stderrTail{marker: monitorReady, ready: st.ready}
 	out := &lineWriter{ctx: sctx, lines: st.lines}
 	go func() {
 		defer close(st.done)
-		st.result, st.err = c.Stream(sctx, t, cluster.StreamRequest{Argv: argv, Stdout: out, Stderr: st.stderr})
+		defer cancel()
+		st.result, st.err = c.Stream(sctx, t, cluster.StreamRequest{Argv: argv, Stdin: in, Stdout: out, Stderr: st.stderr})
 	}()
 	return st
 }
 
-// stop closes the stream and waits for it to end.
+// stopGrace is how long a command asked to end (its input ended) has
+// before its stream is closed.
+const stopGrace = 2 * time.Second
+
+// requestStop asks the command to end, without waiting: its input ends,
+// and stopGrace later its stream is closed if it is still running.
+func (st *stream) requestStop() {
+	st.stopOnce.Do(func() {
+		st.stdin.Close()
+		go func() {
+			t := time.NewTimer(stopGrace)
+			defer t.Stop()
+			select {
+			case <-st.done:
+			case <-t.C:
+				st.cancel()
+			}
+		}()
+	})
+}
+
+// stop ends the command and waits for its stream to end, dropping the
+// lines it still sends.
 func (st *stream) stop() {
-	st.cancel()
-	<-st.done
+	st.requestStop()
+	for {
+		select {
+		case <-st.lines:
+		case <-st.done:
+			return
+		}
+	}
 }
 
 // endedEarly says that the command ended before the capture did, with

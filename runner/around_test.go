@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,14 @@ func (f *fakeMonitor) stream(ctx context.Context, t cluster.PodTarget, req clust
 	if _, err := os.Stat(f.trigger); err == nil {
 		f.early.Store(true)
 	}
+	// the capture's script ends the monitor when its input ends
+	inputEnded := make(chan struct{})
+	if req.Stdin != nil {
+		go func() {
+			io.Copy(io.Discard, req.Stdin)
+			close(inputEnded)
+		}()
+	}
 	fmt.Fprintln(req.Stderr, "Listening for events on 2 CPUs with 64x4096 of shared memory")
 	fmt.Fprintln(req.Stderr, "Press Ctrl-C to quit")
 	for _, l := range f.extra {
@@ -70,6 +79,9 @@ func (f *fakeMonitor) stream(ctx context.Context, t cluster.PodTarget, req clust
 		select {
 		case <-ctx.Done():
 			res.Stopped = true
+			return res, nil
+		case <-inputEnded:
+			res.ExitCode = 143 // killed by the script
 			return res, nil
 		case <-time.After(2 * time.Millisecond):
 		}
@@ -160,7 +172,7 @@ func TestCapture(t *testing.T) {
 				t.Errorf("%d streams started, %d ended", f.started.Load(), f.ended.Load())
 			}
 			argv := strings.Join(f.argv.Load().([]string), " ")
-			if !strings.HasPrefix(argv, "timeout ") || !strings.HasSuffix(argv, " cilium-dbg monitor -j -n --type drop") {
+			if !strings.HasPrefix(argv, "sh -c ") || !strings.HasSuffix(argv, " cilium-dbg monitor -j -n --type drop") {
 				t.Errorf("argv %s", argv)
 			}
 			res, _ := byID["watch"].Result.(*actions.CaptureResult)

@@ -190,9 +190,13 @@ type ExecRequest struct {
 // StreamRequest is a command whose output is read while it runs (a
 // capture's cilium-dbg monitor). Stdout and Stderr receive the output as
 // the container sends it, from one goroutine, in pieces that need not
-// end at a line's end.
+// end at a line's end. Stdin, when set, is the command's standard input,
+// closed after its last byte: a reader that ends when the caller wants
+// the command to stop lets a command that waits for end of input stop
+// by itself.
 type StreamRequest struct {
 	Argv   []string
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 }

@@ -19,7 +19,8 @@ import (
 // When ctx ends first the connection is closed (the exec stream's own
 // close on cancel) and the result says Stopped; a command that does not
 // die with its stream (one that writes nothing, so never meets the closed
-// pipe) is the caller's to bound, as capture does with timeout(1).
+// pipe) is the caller's to end, as capture does by ending its stdin, with
+// timeout(1) behind it.
 //
 // A connection that fails before the command can have started, with
 // nothing written yet, is retried as Exec retries it; once output has
@@ -45,7 +46,7 @@ func (c *Client) Stream(ctx context.Context, t cluster.PodTarget, req cluster.St
 	stdout, stderr := &countingWriter{w: req.Stdout}, &countingWriter{w: req.Stderr}
 	delay := execRetryMin
 	for attempt := 1; ; attempt++ {
-		_, started, err := c.stream(ctx, opts, remotecommand.StreamOptions{Stdout: stdout, Stderr: stderr})
+		_, started, err := c.stream(ctx, opts, remotecommand.StreamOptions{Stdin: req.Stdin, Stdout: stdout, Stderr: stderr})
 		var exitErr exec.ExitError
 		switch {
 		case err == nil:
