@@ -69,15 +69,15 @@ type PolicyMapEntry struct {
 	// Bytes and Packets count the traffic the entry has decided since the
 	// agent wrote it (the cilium_policystats map, summed over CPUs);
 	// null where cilium-dbg prints "-": no packet has hit the entry yet.
-	Bytes   *uint64 `json:"bytes" expr:"bytes"`
-	Packets *uint64 `json:"packets" expr:"packets"`
+	Bytes   *int64 `json:"bytes" expr:"bytes"`
+	Packets *int64 `json:"packets" expr:"packets"`
 	// PrefixLen is the length of the entry's protocol and port prefix
 	// (0: any protocol, 8: one protocol, any port, 24: one port); null
 	// before Cilium 1.16.
 	PrefixLen *int `json:"prefixLen" expr:"prefixLen"`
 	// Cookie is the policy log cookie of the rule that made the entry;
 	// null before Cilium 1.18.
-	Cookie *uint64 `json:"cookie" expr:"cookie"`
+	Cookie *int64 `json:"cookie" expr:"cookie"`
 }
 
 // Ingress returns the ingress entries.
@@ -137,7 +137,7 @@ func (p PolicyGet) Find(direction string, identity int, portProto string) *Polic
 // before and after the traffic it makes.
 func (p PolicyGet) PacketsOf(direction string, identity int, portProto string) int {
 	if e := p.Find(direction, identity, portProto); e != nil && e.Packets != nil {
-		return int(min(*e.Packets, math.MaxInt64))
+		return int(*e.Packets)
 	}
 	return 0
 }
@@ -372,13 +372,13 @@ func policyRow(pt policyTable, cells []string) (PolicyMapEntry, string) {
 		}
 		e.AuthType = &a
 	}
-	for i, dst := range []**uint64{&e.Bytes, &e.Packets} {
+	for i, dst := range []**int64{&e.Bytes, &e.Packets} {
 		v := cells[pt.col[6+i]]
 		if v == "-" {
 			continue
 		}
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
 			return e, "expected " + policyColumns[6+i].title + " as a number or -"
 		}
 		*dst = &n
@@ -391,8 +391,8 @@ func policyRow(pt policyTable, cells []string) (PolicyMapEntry, string) {
 		e.PrefixLen = &n
 	}
 	if v, ok := pt.cell(cells, 9); ok {
-		n, err := strconv.ParseUint(v, 10, 32)
-		if err != nil {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > math.MaxUint32 {
 			return e, "expected a numeric COOKIE"
 		}
 		e.Cookie = &n
@@ -437,7 +437,7 @@ type policyEntryJSON struct {
 	ProxyPortNetwork *uint16 `json:"ProxyPortNetwork"`
 	Flags            *uint8  `json:"Flags"`
 	AuthRequirement  *uint8  `json:"AuthRequirement"`
-	Cookie           *uint64 `json:"Cookie"`
+	Cookie           *uint32 `json:"Cookie"`
 	Packets          *uint64 `json:"Packets"`
 	Bytes            *uint64 `json:"Bytes"`
 	Key              *struct {
@@ -518,13 +518,23 @@ func policyEntryFromJSON(r policyEntryJSON) (PolicyMapEntry, string) {
 		a := authTypeName(*r.AuthRequirement &^ 0x80)
 		e.AuthType = &a
 	}
-	if *r.Bytes != policyStatNotAvailable {
-		e.Bytes = r.Bytes
+	for _, c := range []struct {
+		v   uint64
+		dst **int64
+	}{{*r.Bytes, &e.Bytes}, {*r.Packets, &e.Packets}} {
+		switch {
+		case c.v == policyStatNotAvailable:
+		case c.v > math.MaxInt64:
+			return e, "a counter beyond 2^63"
+		default:
+			n := int64(c.v)
+			*c.dst = &n
+		}
 	}
-	if *r.Packets != policyStatNotAvailable {
-		e.Packets = r.Packets
+	if r.Cookie != nil {
+		n := int64(*r.Cookie)
+		e.Cookie = &n
 	}
-	e.Cookie = r.Cookie
 	return e, ""
 }
 
