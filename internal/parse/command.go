@@ -14,7 +14,7 @@ import (
 // is bpf policy get's although its words hold endpoint get's too.
 // Wrappers that run the command elsewhere are looked through: whatever
 // comes before "--" (kubectl exec ... --, nsenter ... --), and a leading
-// sudo or node-exec.
+// sudo, node-exec or timeout DURATION.
 func ForCommand(cmdline string) (Parser, bool) {
 	f := commandWords(cmdline)
 	if len(f) == 0 {
@@ -38,8 +38,16 @@ func commandWords(cmdline string) []string {
 	if i := slices.Index(f, "--"); i >= 0 {
 		f = f[i+1:]
 	}
-	for len(f) > 0 && (f[0] == "sudo" || path.Base(f[0]) == "node-exec" || f[0] == "nsenter") {
-		f = f[1:]
+	for len(f) > 0 {
+		switch {
+		case f[0] == "sudo" || path.Base(f[0]) == "node-exec" || f[0] == "nsenter":
+			f = f[1:]
+		case f[0] == "timeout" && len(f) > 2:
+			// timeout DURATION COMMAND: a bounded capture's command
+			f = f[2:]
+		default:
+			return f
+		}
 	}
 	return f
 }

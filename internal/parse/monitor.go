@@ -23,6 +23,10 @@ type Monitor struct {
 	// Others are the lines of any other event, as printed (debug,
 	// capture and agent events, an event cilium-dbg could not decode).
 	Others []string `json:"others" expr:"others"`
+	// Logs are cilium-dbg's own log lines, which Cilium 1.20 prints on
+	// stdout among the events (`time=... level=info msg="Initializing
+	// dissection cache..."`): not events.
+	Logs []string `json:"logs" expr:"logs"`
 	// Lost counts the events the kernel's ring buffer lost before the
 	// monitor read them ("CPU 01: Lost 7 events"): a capture that lost
 	// some may have missed the one asserted on.
@@ -151,6 +155,8 @@ type MonitorTrace struct {
 //	xx drop (Policy denied) flow 0x9c7b5c2d to endpoint 1203, ifindex 12, file bpf_lxc.c:2149, , identity 51234->17897: 10.42.0.7:40312 -> 10.42.0.9:8080 tcp SYN
 //	CPU 01: Lost 7 events
 //
+// cilium-dbg's own log lines (slog's text form, `time=... level=...
+// msg=...`), which 1.20 prints on stdout too, are kept apart in Logs.
 // Identities printed by name (without -n) are read for the reserved
 // identities 0 to 10. A text line of another event (a trace without -j,
 // a debug message) is refused, naming the line: the text forms are not
@@ -178,7 +184,7 @@ func ParseMonitor(text string) (Monitor, error) {
 
 // NewMonitor is a Monitor with no events, its lists empty (not null).
 func NewMonitor() Monitor {
-	return Monitor{Drops: []MonitorDrop{}, Verdicts: []PolicyVerdict{}, Traces: []MonitorTrace{}, Others: []string{}}
+	return Monitor{Drops: []MonitorDrop{}, Verdicts: []PolicyVerdict{}, Traces: []MonitorTrace{}, Others: []string{}, Logs: []string{}}
 }
 
 // Add reads one line the monitor printed into m, so that a stream is
@@ -201,6 +207,10 @@ func (m *Monitor) Add(line string) string {
 		}
 		return why
 	}
+	if logLine.MatchString(line) {
+		m.Logs = append(m.Logs, line)
+		return ""
+	}
 	if sm := lostLine.FindStringSubmatch(line); sm != nil {
 		n, err := strconv.Atoi(sm[1])
 		if err != nil {
@@ -217,7 +227,9 @@ func (m *Monitor) Add(line string) string {
 }
 
 var (
-	lostLine         = regexp.MustCompile(`^CPU \d+: Lost (\d+) events$`)
+	lostLine = regexp.MustCompile(`^CPU \d+: Lost (\d+) events$`)
+	// slog's text handler, which cilium-dbg logs with (on stdout)
+	logLine          = regexp.MustCompile(`^time=\S+ level=[A-Za-z]+ msg=`)
 	unknownEventLine = regexp.MustCompile(`^CPU \d+: Unknown event: `)
 	// the text drop of Cilium 1.13-1.20, and the shorter one before
 	// (no ifindex, no file)

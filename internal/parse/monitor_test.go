@@ -40,6 +40,7 @@ func TestMonitor(t *testing.T) {
 		{"an event cilium-dbg could not decode", "cannot decode message type '9': unexpected length\n", "other: cannot decode message type '9': unexpected length"},
 		{"a JSON event of another type", `{"type":"debug","message":"x"}` + "\n", `other: {"type":"debug","message":"x"}`},
 		{"nothing", "", ""},
+		{"cilium-dbg's own log line is no event", `time=2026-12-07T04:25:10.53050791Z level=info msg="Initializing dissection cache..."` + "\n", ""},
 
 		{"a trace in text", "-> endpoint 1203 flow 0x1 , identity 1->2 state new ifindex lxc1 orig-ip 10.0.0.1: 10.0.0.1:1 -> 10.0.0.2:2 tcp SYN\n",
 			"error: line 1: expected a JSON event, a policy verdict, a drop or a lost-events line"},

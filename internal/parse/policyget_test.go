@@ -169,3 +169,46 @@ func TestPolicyGetMethods(t *testing.T) {
 	eq(t, "len(WithLabel(namespace))", len(l.WithLabel("k8s:io.kubernetes.pod.namespace=lab")), 1)
 	eq(t, "len(WithLabel(other))", len(l.WithLabel("k8s:app=intruder")), 0)
 }
+
+// The testbed's api policy map read three ways in one run (labels, -n,
+// -o json: testbed/examples/capture-policy.sh) is one map: the same
+// entries in the same order, the identities of -n and JSON equal, the
+// JSON's ports read from network byte order as the table prints them,
+// and the frontend's entry, by label and by the identity its
+// CiliumEndpoint has, the one that counted packets.
+func TestPolicyGetRealAgree(t *testing.T) {
+	read := func(name string) PolicyGet {
+		t.Helper()
+		p, err := ParsePolicyGet(input(t, "real/policy/"+name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	labels, numeric, raw := read("cilium-dbg_bpf_policy_get_api.txt"), read("cilium-dbg_bpf_policy_get_n_api.txt"), read("cilium-dbg_bpf_policy_get_api_json.txt")
+	if len(labels.Entries) != len(numeric.Entries) || len(raw.Entries) != len(numeric.Entries) || len(numeric.Entries) < 8 {
+		t.Fatalf("%d, %d and %d entries", len(labels.Entries), len(numeric.Entries), len(raw.Entries))
+	}
+	for i, n := range numeric.Entries {
+		l, j := labels.Entries[i], raw.Entries[i]
+		key := func(e PolicyMapEntry) string {
+			return fmt.Sprintf("%s %s %s %d", e.Verdict, e.Direction, e.PortProto, *e.PrefixLen)
+		}
+		if key(l) != key(n) || key(j) != key(n) || *j.Identity != *n.Identity {
+			t.Errorf("entry %d: labels %q, -n %q (identity %d), json %q (identity %d)", i, key(l), key(n), *n.Identity, key(j), *j.Identity)
+		}
+	}
+	if len(numeric.Denies()) != 3 || *numeric.Denies()[0].Port != 9000 || *numeric.Denies()[0].PortEnd != 9007 {
+		t.Errorf("the deny policy's range 9000-9010 makes 3 entries (9000-9007, 9008-9009, 9010): %+v", numeric.Denies())
+	}
+	const frontend = 34727 // kubectl_get_cep.txt
+	if e := numeric.Find("ingress", frontend, "8080/TCP"); e == nil || e.Packets == nil || *e.Packets == 0 {
+		t.Errorf("the frontend's entry: %+v", e)
+	}
+	if got := labels.WithLabel("k8s:app=frontend"); len(got) != 1 || got[0].PortProto != "8080/TCP" {
+		t.Errorf("entries of label k8s:app=frontend: %+v", got)
+	}
+	if !strings.Contains(input(t, "real/policy/kubectl_get_cep.txt"), fmt.Sprintf("frontend              %d", frontend)) {
+		t.Error("kubectl_get_cep.txt does not give the frontend identity 34727")
+	}
+}
