@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +47,7 @@ type MonitorSource struct {
 type CaptureResult struct {
 	parse.Monitor
 	// Namespace, Pod and Container are where the stream ran; Argv the
-	// command, timeout(1) bound included.
+	// command (the monitor in the script that stops it).
 	Namespace string   `json:"namespace" expr:"namespace"`
 	Pod       string   `json:"pod" expr:"pod"`
 	Container string   `json:"container" expr:"container"`
@@ -78,10 +77,6 @@ const (
 	maxCaptureBytes      = 64 << 20
 	defaultCaptureSettle = time.Second
 	maxCaptureSettle     = time.Minute
-	// captureGrace is how much longer than the step's time left the
-	// command in the agent is given by timeout(1): the stream closes
-	// first, and the command cannot outlive the step by more.
-	captureGrace = 5 * time.Second
 )
 
 // monitorReady is what cilium-dbg monitor prints on stderr just before
@@ -192,35 +187,34 @@ func (spec *CaptureSpec) bounds() (captureBounds, error) {
 	return b, nil
 }
 
-// monitorScript runs the monitor ($@, under timeout(1) with $0 seconds)
-// until it ends or the script's standard input does: the capture ends
-// its input to stop it (and kubelet ends it when the connection is cut),
-// since a monitor with nothing to print would not notice its closed
-// output until it next wrote. The shell waits for the monitor, so the
-// command ends when the monitor does, by itself or killed; the reader of
-// the input writes nothing, so the output ends with the monitor's.
+// monitorScript runs the monitor ($@) until it ends or the script's
+// standard input does: the capture ends its input to stop it, and kubelet
+// ends it when the connection is cut (labrun killed, the API server
+// gone), since a monitor with nothing to print would not notice its
+// closed output until it next wrote. The shell waits for the monitor, so
+// the command ends when the monitor does, by itself or killed, and then
+// ends and waits for the reader of the input too: a process left behind
+// would be reparented to the agent, which reaps no child it did not
+// start. The reader writes nothing, so the output ends with the
+// monitor's.
 //
 // An asynchronous list reads /dev/null unless told otherwise (POSIX sh
-// without job control), so the input is kept as fd 3 for the reader.
-const monitorScript = `exec 3<&0; timeout "$0" "$@" </dev/null & m=$!; (read -r _ <&3; kill $m) >/dev/null 2>&1 & wait $m`
+// without job control), so the input is kept as fd 3 for the reader. No
+// timeout(1) bounds the monitor as well: busybox's (the testbed's agent
+// image) leaves its watcher process behind for the agent to reap, and the
+// end of the input already comes with the end of the connection.
+const monitorScript = `exec 3<&0; "$@" </dev/null & m=$!; (read -r _ <&3; kill $m) >/dev/null 2>&1 & r=$!; wait $m; s=$?; kill $r 2>/dev/null; wait $r; exit $s`
 
 // monitorArgv is the command the capture runs: cilium-dbg monitor with
-// JSON and numeric identities, in monitorScript, under timeout(1) so that
-// it ends by itself at most captureGrace after the step's time whatever
-// else happens. Only words labrun checked reach the shell, as its
-// arguments: the event types are from monitorTypes, the endpoint ids
-// numbers.
-func monitorArgv(ctx context.Context, m *MonitorSource) ([]string, error) {
+// JSON and numeric identities, in monitorScript. Only words labrun
+// checked reach the shell, as its arguments: the event types are from
+// monitorTypes, the endpoint ids numbers.
+func monitorArgv(m *MonitorSource) ([]string, error) {
 	types := m.Types
 	if len(types) == 0 {
 		types = []string{"drop"}
 	}
-	limit := 5 * time.Minute
-	if dl, ok := ctx.Deadline(); ok {
-		limit = time.Until(dl)
-	}
-	secs := int(math.Ceil((limit + captureGrace).Seconds()))
-	argv := []string{"sh", "-c", monitorScript, strconv.Itoa(secs), "cilium-dbg", "monitor", "-j", "-n"}
+	argv := []string{"sh", "-c", monitorScript, "cilium-dbg", "cilium-dbg", "monitor", "-j", "-n"}
 	for _, t := range types {
 		if !slices.Contains(monitorTypes, t) {
 			return nil, &SpecError{Key: "types", Text: t, Err: fmt.Errorf("monitor type %q is not one labrun reads; use %s", t, strings.Join(monitorTypes, ", "))}
@@ -245,7 +239,7 @@ func capture(ctx context.Context, rt *Runtime, spec *CaptureSpec, during Nested)
 	if err != nil {
 		return nil, err
 	}
-	argv, err := monitorArgv(ctx, spec.Monitor)
+	argv, err := monitorArgv(spec.Monitor)
 	if err != nil {
 		return nil, err
 	}

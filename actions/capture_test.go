@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 func TestMonitorScript(t *testing.T) {
 	run := func(inputFor time.Duration, monitor ...string) (int, string, time.Duration) {
 		t.Helper()
-		cmd := exec.Command("sh", append([]string{"-c", monitorScript, "60"}, monitor...)...)
+		cmd := exec.Command("sh", append([]string{"-c", monitorScript, "monitor"}, monitor...)...)
 		in, err := cmd.StdinPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -49,22 +50,39 @@ func TestMonitorScript(t *testing.T) {
 	if code != 3 || took > 5*time.Second {
 		t.Errorf("monitor ended: exit %d after %s; want 3 at once, the input still open", code, took)
 	}
+	// nothing is left behind: the reader of the input is ended and
+	// reaped with the script (in the agent, a leftover would be the
+	// agent's to reap, and it reaps none)
+	in, stillOpen, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stillOpen.Close()
+	cmd := exec.Command("sh", "-c", monitorScript+`; echo never`, "monitor", "sh", "-c", "exit 0")
+	cmd.Stdin = in
+	out, err := cmd.Output()
+	in.Close()
+	if err != nil || len(out) != 0 {
+		t.Errorf("the script: %q %v", out, err)
+	}
+	if out, _ := exec.Command("sh", "-c", "ps -eo pid,ppid,args | grep -c '[r]ead -r _ <&3'").Output(); strings.TrimSpace(string(out)) != "0" {
+		t.Errorf("readers left running: %s", out)
+	}
 }
+
 
 // The argv names the types and endpoints asked for, bounded by the
 // step's time; a type labrun does not read is refused with the key.
 func TestMonitorArgv(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	argv, err := monitorArgv(ctx, &MonitorSource{Types: []string{"drop", "policy-verdict"}, RelatedTo: []int{12, 7}})
+	argv, err := monitorArgv(&MonitorSource{Types: []string{"drop", "policy-verdict"}, RelatedTo: []int{12, 7}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(argv[3:], " "); got != "35 cilium-dbg monitor -j -n --type drop --type policy-verdict --related-to 12 --related-to 7" {
+	if got := strings.Join(argv[3:], " "); got != "cilium-dbg cilium-dbg monitor -j -n --type drop --type policy-verdict --related-to 12 --related-to 7" {
 		t.Errorf("argv after the script: %s", got)
 	}
 	var se *SpecError
-	if _, err := monitorArgv(ctx, &MonitorSource{Types: []string{"l7"}}); !errors.As(err, &se) || se.Key != "types" {
+	if _, err := monitorArgv(&MonitorSource{Types: []string{"l7"}}); !errors.As(err, &se) || se.Key != "types" {
 		t.Errorf("type l7: %v", err)
 	}
 	b, err := (&CaptureSpec{}).bounds()

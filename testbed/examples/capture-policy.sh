@@ -88,23 +88,27 @@ cap cilium-dbg_bpf_policy_get_n_api.txt "$V_DBG" "$A cilium-dbg bpf policy get -
 cap cilium-dbg_bpf_policy_get_api_json.txt "$V_DBG" "$A cilium-dbg bpf policy get <api's endpoint id> -o json" -- "${AGENT[@]}" cilium-dbg bpf policy get "$API_ID" -o json
 cap cilium-dbg_bpf_policy_get_all_n.txt "$V_DBG" "$A cilium-dbg bpf policy get --all -n" -- "${AGENT[@]}" cilium-dbg bpf policy get --all -n
 
-# monitor MODE FILE ARGS...: cilium-dbg monitor in the agent for 8 s, while
+# monitor FILE ARGS...: cilium-dbg monitor in the agent for 8 s, while
 # the intruder asks api on 8080 (dropped: no allow) and 9005 (denied by
 # api-deny) and the frontend on 8080 (allowed); stdout captured as it came.
+# It runs in the script the capture action runs it in (actions/capture.go,
+# monitorScript), ended by the end of its input: the agent's image has
+# busybox's timeout, which leaves a zombie watcher behind in the agent.
+MONITOR_SCRIPT='exec 3<&0; "$@" </dev/null & m=$!; (read -r _ <&3; kill $m) >/dev/null 2>&1 & r=$!; wait $m; s=$?; kill $r 2>/dev/null; wait $r; exit $s'
 monitor() {
   local file=$1; shift
   local outf errf rc=0
   outf="$(mktemp)"; errf="$(mktemp)"
-  "${AGENT[@]}" timeout 8 cilium-dbg monitor "$@" >"$outf" 2>"$errf" &
+  sleep 8 | kc -n kube-system exec -i ds/cilium -c cilium-agent -- sh -c "$MONITOR_SCRIPT" m cilium-dbg monitor "$@" >"$outf" 2>"$errf" &
   local pid=$!
   sleep 2
   kc -n $NS exec intruder -- curl -sS -o /dev/null -m 2 "http://$API_IP:8080/" || true
   kc -n $NS exec intruder -- curl -sS -o /dev/null -m 2 "http://$API_IP:9005/" || true
   kc -n $NS exec frontend -- curl -sS -o /dev/null -m 5 "http://$API_IP:8080/" || true
   wait "$pid" || rc=$?
-  # timeout(1) ends the monitor with 124: the capture's own end
+  # the end of the input kills the monitor: exit 143
   local hdr
-  hdr="$(printf '# command: %s\n# cilium: v%s\n# tool: %s\n# exit: %s' "$A timeout 8 cilium-dbg monitor $*" "$CILIUM_V" "$V_DBG" "$rc")"
+  hdr="$(printf '# command: %s\n# cilium: v%s\n# tool: %s\n# exit: %s\n# ended: %s' "kubectl -n kube-system exec -i ds/cilium -c cilium-agent -- cilium-dbg monitor $*" "$CILIUM_V" "$V_DBG" "$rc" "after 8 s, by the end of its input (run in the capture action's script)")"
   { echo "$hdr"; cat "$outf"; } >"$OUT/$file"
   rm -f "$OUT/$file.stderr"
   if [[ -s $errf ]]; then { echo "$hdr"; cat "$errf"; } >"$OUT/$file.stderr"; fi
