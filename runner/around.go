@@ -41,6 +41,9 @@ func (r *Runner) runAround(ctx context.Context, s *StepPlan) []*StepRecord {
 		return ctx.Err()
 	}
 	rec := r.runStepAround(ctx, s, during)
+	// the during steps may have changed what a read sees (check shares
+	// reads among steps: checkreads.go)
+	r.reads.forget()
 	recs := []*StepRecord{rec}
 	for _, m := range s.During {
 		if done[m] == nil {

@@ -322,3 +322,45 @@ func compileErr(t *testing.T, src string) error {
 	_, err = Compile(pb, Options{})
 	return err
 }
+
+// In a check, the same read before and after the traffic of a capture's
+// during steps is made twice, not shared: a counter the traffic moves
+// reads differently, inside the during list and after the capture alike.
+func TestCaptureReadsNotSharedInCheck(t *testing.T) {
+	dir := t.TempDir()
+	trigger, counter := filepath.Join(dir, "trigger"), filepath.Join(dir, "counter")
+	f := &fakeMonitor{trigger: trigger}
+	src := `
+name: capture-check
+vars: {counter: x}
+steps:
+  - id: first
+    run: {argv: [sh, -c, 'cat "$0" 2>/dev/null | wc -l', "${{ vars.counter }}"]}
+  - id: watch
+    capture: {monitor: {}, settle: 10ms}
+    during:
+      - id: before
+        run: {argv: [sh, -c, 'cat "$0" 2>/dev/null | wc -l', "${{ vars.counter }}"]}
+      - id: traffic
+        run: {argv: [sh, -c, 'echo x >> "$0"', "${{ vars.counter }}"]}
+      - id: after
+        run: {argv: [sh, -c, 'cat "$0" 2>/dev/null | wc -l', "${{ vars.counter }}"]}
+  - id: last
+    run: {argv: [sh, -c, 'cat "$0" 2>/dev/null | wc -l', "${{ vars.counter }}"]}
+  - id: moved
+    assert:
+      - trim(steps.before.stdout) == "0" && trim(steps.after.stdout) == "1" && trim(steps.last.stdout) == "1" && trim(steps.first.stdout) == "0"
+`
+	plan := compile(t, src, "counter="+counter)
+	rt := &actions.Runtime{Mode: actions.Check, Cluster: func() (cluster.Cluster, error) { return &clustertest.Cluster{StreamFunc: f.stream}, nil }}
+	o, err := (&Runner{Plan: plan, Runtime: rt, KeepGoing: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != Passed {
+		for _, s := range o.Steps {
+			t.Logf("%s %s %s %v", s.ID, s.Status, s.Error, s.Assertions)
+		}
+		t.Errorf("check %s", o.Status)
+	}
+}

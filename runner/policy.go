@@ -108,7 +108,7 @@ type execution struct {
 // run calls the action once.
 func (x *execution) run() (any, error) {
 	x.attempts++
-	if x.memo != nil {
+	if x.memo != nil && x.s.Around == nil {
 		if key, ok := readKey(x.s.Action.Name, x.spec); ok {
 			return x.memo.do(key, func() (any, error) { return x.s.Action.Run(x.ctx, x.rt, x.spec) })
 		}
