@@ -22,22 +22,24 @@ const captureRequests = 5
 // end.
 func benchCapture(ctx context.Context, b *bench) ([]Row, error) {
 	// the same step, at the top level and under during
+	// (the test cluster has no DNS: the Service by its ClusterIP)
 	step := fmt.Sprintf(`- id: ask
   loop: ${{ 1..%d }}
-  exec: {namespace: labrun-testbed, pod: deploy/echo, argv: [wget, -q, -O, /dev/null, "http://echo.labrun-testbed.svc.cluster.local/"]}
+  exec: {namespace: labrun-testbed, pod: deploy/echo, argv: [wget, -q, -O, /dev/null, "http://${{ steps.svc.object.spec.clusterIP }}/"]}
 `, captureRequests)
+	const svc = "  - id: svc\n    get: {kind: Service, namespace: labrun-testbed, name: echo}\n"
 	indent := func(n int) string {
 		pad := strings.Repeat(" ", n)
 		return pad + strings.ReplaceAll(strings.TrimSuffix(step, "\n"), "\n", "\n"+pad) + "\n"
 	}
 	plain := filepath.Join(b.work, "capture-plain.yaml")
-	if err := os.WriteFile(plain, []byte("name: capture-bench-plain\nsteps:\n"+indent(2)), 0o644); err != nil {
+	if err := os.WriteFile(plain, []byte("name: capture-bench-plain\nsteps:\n"+svc+indent(2)), 0o644); err != nil {
 		return nil, err
 	}
 	captured := filepath.Join(b.work, "capture.yaml")
 	if err := os.WriteFile(captured, []byte(`name: capture-bench
 steps:
-  - id: watch
+`+svc+`  - id: watch
     capture: {monitor: {types: [drop]}}
     during:
 `+indent(6)+`    until: result.lines >= 0
