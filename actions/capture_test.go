@@ -70,7 +70,6 @@ func TestMonitorScript(t *testing.T) {
 	}
 }
 
-
 // The argv names the types and endpoints asked for, bounded by the
 // step's time; a type labrun does not read is refused with the key.
 func TestMonitorArgv(t *testing.T) {

@@ -47,7 +47,9 @@ steps:
 `), 0o644); err != nil {
 		return nil, err
 	}
-	run := func(p string) []string { return []string{b.labrun, "run", "--no-progress", "--kubeconfig", b.kubeconfig, p} }
+	run := func(p string) []string {
+		return []string{b.labrun, "run", "--no-progress", "--kubeconfig", b.kubeconfig, p}
+	}
 	// one run of each first, not measured: images, the agent's caches
 	for _, p := range []string{plain, captured} {
 		if _, err := timeProc(ctx, run(p))(); err != nil {

@@ -142,7 +142,9 @@ func TestSingleCCAPolicyLab(t *testing.T) {
 	}
 	edit("identities.json", func(m map[string]any) { m["intruder_identity"] = m["frontend_identity"] })
 	edit("policy.json", func(m map[string]any) { m["intruder_allowed"] = true })
-	edit("ipcache.json", func(m map[string]any) { m["api"].(map[string]any)["identity"] = m["frontend"].(map[string]any)["identity"] })
+	edit("ipcache.json", func(m map[string]any) {
+		m["api"].(map[string]any)["identity"] = m["frontend"].(map[string]any)["identity"]
+	})
 	edit("traffic.json", func(m map[string]any) { m["drop_reason"] = "Stale or unroutable IP" })
 	edit("counters.json", func(m map[string]any) { m["counted"] = false })
 	wrong := map[string]string{
