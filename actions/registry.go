@@ -59,6 +59,7 @@ type Info struct {
 	access       func(spec any, ac *AccessContext) ([]cluster.Access, error)
 	host         func(spec any, hc *HostContext) []HostNeed
 	run          func(ctx context.Context, rt *Runtime, spec any) (any, error)
+	around       func(ctx context.Context, rt *Runtime, spec any, during Nested) (any, error)
 	watch        func(ctx context.Context, rt *Runtime, spec any, cond Condition) (any, error)
 	check        func(spec *eval.Value, sc *StaticContext) diag.List
 }
@@ -67,6 +68,19 @@ type Info struct {
 // themselves (a watch sees changes as they happen, instead of polling).
 // It reports whether the result satisfies the condition.
 type Condition func(result any) (bool, error)
+
+// Nested is what an action whose step holds steps (its during list) is
+// handed: the way to run them, and the step's until.
+type Nested struct {
+	// Run runs the during steps in order, each with its own records; it
+	// returns an error when one of them failed (the rest are skipped)
+	// or ctx ended.
+	Run func(ctx context.Context) error
+	// Until is the step's until, nil without one. The action asks it
+	// once the during steps have run, and again on each new result,
+	// and ends when it holds.
+	Until Condition
+}
 
 // Def is the typed definition an action file registers.
 type Def[S, R any] struct {
@@ -82,6 +96,12 @@ type Def[S, R any] struct {
 	Run     func(ctx context.Context, rt *Runtime, spec *S) (*R, error)
 	// Watch, when set, is used instead of polling Run for steps with until.
 	Watch func(ctx context.Context, rt *Runtime, spec *S, cond Condition) (*R, error)
+	// Around makes a step of the action one that holds steps (the step
+	// key during): the runner calls it instead of Run, and it calls
+	// during.Run once, when it is ready for them (capture, once its
+	// stream is open), and returns once they and it are done. Its step
+	// needs during, and only such a step may have during.
+	Around func(ctx context.Context, rt *Runtime, spec *S, during Nested) (*R, error)
 	// Check adds static checks that the spec's Go type cannot express,
 	// e.g. "exactly one of json, text, kv".
 	Check func(spec *eval.Value, sc *StaticContext) diag.List
@@ -181,6 +201,15 @@ func Register[S, R any](d Def[S, R]) {
 			return d.Host(spec.(*S), hc)
 		}
 	}
+	if d.Around != nil {
+		info.around = func(ctx context.Context, rt *Runtime, spec any, during Nested) (any, error) {
+			r, err := d.Around(ctx, rt, spec.(*S), during)
+			if r == nil {
+				return nil, err
+			}
+			return r, err
+		}
+	}
 	if d.Watch != nil {
 		info.watch = func(ctx context.Context, rt *Runtime, spec any, cond Condition) (any, error) {
 			r, err := d.Watch(ctx, rt, spec.(*S), cond)
@@ -265,6 +294,18 @@ func (i *Info) Effect() string {
 		return "writes a file in the output directory; check compares the learner's file instead"
 	}
 	return "read-only"
+}
+
+// RunsAround reports whether a step of the action holds steps (during)
+// that the action runs around.
+func (i *Info) RunsAround() bool { return i.around != nil }
+
+// Around runs the action around its step's during steps.
+func (i *Info) Around(ctx context.Context, rt *Runtime, spec any, during Nested) (any, error) {
+	if i.around == nil {
+		return nil, fmt.Errorf("action %s does not run around steps", i.Name)
+	}
+	return i.around(ctx, rt, spec, during)
 }
 
 // CanWatch reports whether the action waits for conditions itself.

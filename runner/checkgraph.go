@@ -8,8 +8,8 @@ import (
 
 // canRunGraph says whether a check may run its steps as a graph: nothing
 // restored from a journal, branches not asked to run one after another,
-// and no parallel step with a when of its own (which would hold its
-// members back until it is decided). Tasks graded apart need nothing of
+// no parallel step with a when of its own (which would hold its members
+// back until it is decided), and no step with during (a capture). Tasks graded apart need nothing of
 // the loop: runStep skips a step no graded task needs.
 func (r *Runner) canRunGraph(restored map[string]*StepRecord) bool {
 	if !r.KeepGoing || r.Sequential || len(restored) > 0 {
@@ -17,6 +17,11 @@ func (r *Runner) canRunGraph(restored map[string]*StepRecord) bool {
 	}
 	for _, s := range r.Plan.Steps {
 		if s.Parallel != nil && s.When != nil {
+			return false
+		}
+		if s.During != nil {
+			// a capture and the steps it listens to are ordered in time,
+			// which no read shows: the check runs in the order written
 			return false
 		}
 	}

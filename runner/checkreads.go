@@ -10,6 +10,9 @@ import (
 // nothing, so such steps would only read the same state twice (a lab that
 // reads the agent's service list in three places, iptables-save in three,
 // gets each once). Steps asking at the same time wait for the one read.
+// The exception is a capture: its during steps make traffic, so the reads
+// among them are not shared (a policy map's counters before and after a
+// request differ), and the reads kept are forgotten once it ends.
 type readMemo struct {
 	mu    sync.Mutex
 	reads map[string]*sharedRead
@@ -48,6 +51,14 @@ func (m *readMemo) do(key string, read func() (any, error)) (any, error) {
 		m.mu.Unlock()
 	}
 	return r.res, r.err
+}
+
+// forget drops every read kept: after a capture, whose during steps
+// made traffic, a read may no longer see what an earlier one did.
+func (m *readMemo) forget() {
+	m.mu.Lock()
+	m.reads = nil
+	m.mu.Unlock()
 }
 
 // readKey names a read by its action and rendered spec (every field of a

@@ -170,6 +170,8 @@ func (c *compiler) unavailable(s *syntax.Step, id string) string {
 		return ""
 	case t.Parallel != nil:
 		return fmt.Sprintf("steps.%s is a parallel step and has no result of its own; read the steps in its branches", id)
+	case s.Around != nil && t == s.Around:
+		return fmt.Sprintf("steps.%s is the step this step runs during; its result is known when it ends: read it in a step after %s", id, id)
 	case t.Group != nil && t.Group == s.Group && t.Branch != s.Branch:
 		return fmt.Sprintf("step %q runs in branch %s of parallel step %s, at the same time as this step (branch %s); read it in a step after %s", id, t.Branch, t.Group.ID.Value, s.Branch, t.Group.ID.Value)
 	}

@@ -51,6 +51,7 @@ func (c *compiler) step(index int, s *syntax.Step) {
 		c.loop(index, s, sp)
 	}
 	result := c.action(index, s, sp)
+	c.around(s, sp)
 	sp.Result = result
 	if sp.Result == nil {
 		sp.Result = reflect.TypeOf(struct{}{})
@@ -123,6 +124,30 @@ func (c *compiler) action(index int, s *syntax.Step, sp *StepPlan) reflect.Type 
 		c.errs.Add(s.RetriesPos, "retries runs the step again after an error, but %s changes the system and a failed attempt may already have done so; drop retries, or make the step read-only", s.Action)
 	}
 	return b.result
+}
+
+// around refuses a during list where the step's action does not run
+// around steps, and a step of such an action without one, with loop or
+// with retries: it runs its during steps once.
+func (c *compiler) around(s *syntax.Step, sp *StepPlan) {
+	runsAround := sp.Action != nil && sp.Action.RunsAround()
+	switch {
+	case s.During != nil && sp.Action == nil && s.Action == "":
+		c.errs.Add(s.DuringPos, "during holds the steps an action runs around, but this step has no action; add capture: with the stream to listen to")
+	case s.During != nil && sp.Action != nil && !runsAround:
+		c.errs.Add(s.DuringPos, "during holds the steps an action runs around (capture); %s runs no steps: put them before or after this step", s.Action)
+	case runsAround && s.During == nil:
+		c.errs.Add(s.ActionPos, "%s needs during: the steps to run while it listens (the steps that make the traffic)", s.Action)
+	}
+	if !runsAround {
+		return
+	}
+	if s.Loop != nil {
+		c.errs.Add(syntax.Pos(c.file, s.Loop), "%s runs its during steps once; it takes no loop (loop over the steps under during instead)", s.Action)
+	}
+	if s.Retries > 0 {
+		c.errs.Add(s.RetriesPos, "%s runs its during steps once; retries would run them again", s.Action)
+	}
 }
 
 // until compiles step s's until and failWhen, which read the action's
@@ -232,7 +257,16 @@ func (c *compiler) loop(index int, s *syntax.Step, sp *StepPlan) {
 func (c *compiler) linkBranches() {
 	for _, s := range c.pb.AllSteps() {
 		g := c.planOf[s]
-		if g == nil || s.Parallel == nil {
+		if g == nil {
+			continue
+		}
+		for _, d := range s.During {
+			if dp := c.planOf[d]; dp != nil {
+				dp.Around = g
+				g.During = append(g.During, dp)
+			}
+		}
+		if s.Parallel == nil {
 			continue
 		}
 		writers := map[string]string{} // path -> branch

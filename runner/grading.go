@@ -102,6 +102,18 @@ func (r *Runner) planScope() *checkScope {
 		if sc.runs[s] && s.Group != nil {
 			sc.runs[s.Group] = true
 		}
+		if sc.runs[s] && s.Around != nil {
+			sc.runs[s.Around] = true
+		}
+	}
+	// a step that runs around steps runs them all: a capture without the
+	// traffic it listens to would see nothing
+	for _, s := range p.Steps {
+		if sc.runs[s] {
+			for _, m := range s.During {
+				sc.runs[m] = true
+			}
+		}
 	}
 	return sc
 }

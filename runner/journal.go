@@ -140,7 +140,7 @@ func (r *Runner) restore() (map[string]*StepRecord, error) {
 	if target == nil {
 		var ids []string
 		for _, s := range r.Plan.Steps {
-			if !s.Cleanup && s.Group == nil {
+			if !s.Cleanup && s.Group == nil && s.Around == nil {
 				ids = append(ids, s.ID)
 			}
 		}
@@ -148,6 +148,9 @@ func (r *Runner) restore() (map[string]*StepRecord, error) {
 	}
 	if target.Group != nil {
 		return nil, fmt.Errorf("--from %s: the step runs in branch %s of parallel step %s; resume from %s", r.From, target.Branch, target.Group.ID, target.Group.ID)
+	}
+	if target.Around != nil {
+		return nil, fmt.Errorf("--from %s: the step runs during step %s; resume from %s", r.From, target.Around.ID, target.Around.ID)
 	}
 	if r.journal == nil {
 		return nil, fmt.Errorf("--from needs the journal kept in the output directory, and this playbook has no outputDir")

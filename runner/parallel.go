@@ -19,13 +19,14 @@ func (b *branchStopped) Error() string {
 }
 
 // withMembers is s followed, for a parallel step, by its branches' steps
-// in plan order (as reports and the journal list them).
+// in plan order (as reports and the journal list them), and for a step
+// with during by its during steps.
 func withMembers(s *StepPlan) []*StepPlan {
 	out := []*StepPlan{s}
 	for _, b := range s.Parallel {
 		out = append(out, b.Steps...)
 	}
-	return out
+	return append(out, s.During...)
 }
 
 // runGroup runs a parallel step: each branch's steps in order, all branches

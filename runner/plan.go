@@ -89,6 +89,10 @@ type StepPlan struct {
 	// level), and Branch the name of its branch.
 	Group  *StepPlan
 	Branch string
+	// During holds the steps the step's action runs around (capture);
+	// Around is the step whose during list holds this step.
+	During []*StepPlan
+	Around *StepPlan
 	// Result is the type of the step's result: the action's (a struct),
 	// derived from the spec for compute, or for a step with loop a list
 	// of ItemResult, one per item.

@@ -20,9 +20,11 @@ import (
 // function of its own.
 
 // execute runs the action under the step's policy; env is the run's
-// environment, with the current item for a step with loop. It returns the
-// last result, the number of attempts and the error that ended them.
-func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, int, error) {
+// environment, with the current item for a step with loop, and during
+// runs the during steps of a step whose action runs around them. It
+// returns the last result, the number of attempts and the error that
+// ended them.
+func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env, during func(context.Context) error) (any, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	rt := *r.Runtime
@@ -46,6 +48,8 @@ func (r *Runner) execute(ctx context.Context, s *StepPlan, env *eval.Env) (any, 
 	var res any
 	var err error
 	switch {
+	case s.During != nil:
+		res, err = x.around(during)
 	case s.Until == nil:
 		res, err = x.retry()
 	case r.Runtime.Mode == actions.Check:
@@ -118,7 +122,7 @@ type execution struct {
 // run calls the action once.
 func (x *execution) run() (any, error) {
 	x.attempts++
-	if x.memo != nil {
+	if x.memo != nil && x.s.Around == nil {
 		if key, ok := readKey(x.s.Action.Name, x.spec); ok {
 			return x.memo.do(key, func() (any, error) { return x.s.Action.Run(x.ctx, x.rt, x.spec) })
 		}
@@ -306,6 +310,43 @@ func (x *execution) watch() (any, error) {
 		return res, untilTimeout(x.ctx, x.s, x.env, last, err)
 	}
 	return res, err
+}
+
+// around runs an action around its step's during steps, once: the
+// action calls during when it is ready for them, and asks the step's
+// until (when it has one) once they are done, as a watch does. The
+// step's timeout covers the steps and the action alike.
+func (x *execution) around(during func(context.Context) error) (any, error) {
+	x.attempts = 1
+	var cond actions.Condition
+	var last any
+	if x.s.Until != nil {
+		cond = func(res any) (bool, error) {
+			last = res
+			ok, err := x.until(res)
+			if err == nil && !ok {
+				x.rt.Progress(describeLast(x.s, x.env.WithResult(res)))
+			}
+			return ok, err
+		}
+	}
+	res, err := x.s.Action.Around(x.ctx, x.rt, x.spec, actions.Nested{Run: during, Until: cond})
+	if err == nil || x.ctx.Err() == nil || errors.Is(context.Cause(x.ctx), context.Canceled) {
+		return res, err
+	}
+	var df *duringFailed
+	switch {
+	case errors.As(err, &df):
+		return res, err
+	case x.s.Until != nil && last != nil:
+		// the steps ran and until was asked: the wait is what timed out
+		return res, untilTimeout(x.ctx, x.s, x.env, last, nil)
+	}
+	var limit *runTimeout
+	if errors.As(context.Cause(x.ctx), &limit) {
+		return res, timedOut(err, fmt.Errorf("%s: %v", limit, err))
+	}
+	return res, timedOut(err, fmt.Errorf("step timed out after %s: %v", x.s.Timeout, err))
 }
 
 // poll is until for other actions: run, test, wait an interval, until the

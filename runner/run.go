@@ -155,8 +155,9 @@ func (l *ledger) add(recs []*StepRecord) {
 // skipping the rest once one fails (unless KeepGoing) or the run ends.
 func (r *Runner) runSteps(ctx context.Context, restored map[string]*StepRecord, l *ledger) {
 	for _, s := range r.Plan.Steps {
-		if s.Cleanup || s.Group != nil {
-			// branch steps run with their parallel step
+		if s.Cleanup || s.Group != nil || s.Around != nil {
+			// branch steps run with their parallel step, during steps
+			// with the step that runs around them
 			continue
 		}
 		var recs []*StepRecord
@@ -179,6 +180,8 @@ func (r *Runner) runSteps(ctx context.Context, restored map[string]*StepRecord, 
 			recs = r.skipUngraded(withMembers(s))
 		case s.Parallel != nil:
 			recs = r.runGroup(ctx, s)
+		case s.During != nil:
+			recs = r.runAround(ctx, s)
 		default:
 			recs = []*StepRecord{r.runStep(ctx, s)}
 		}

@@ -17,6 +17,12 @@ import (
 // runStep runs one step through when, the action (with until, retries and
 // timeout) and its assertions.
 func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
+	return r.runStepAround(ctx, s, nil)
+}
+
+// runStepAround is runStep for a step whose action runs around its
+// during steps, which during runs (nil for any other step).
+func (r *Runner) runStepAround(ctx context.Context, s *StepPlan, during func(context.Context) error) *StepRecord {
 	rec := newRecord(s)
 	rec.support = r.isSupport(s)
 	defer func() {
@@ -62,7 +68,7 @@ func (r *Runner) runStep(ctx context.Context, s *StepPlan) *StepRecord {
 	}
 	var result any = r.zero(s)
 	if s.Action != nil {
-		res, attempts, err := r.execute(ctx, s, r.env)
+		res, attempts, err := r.execute(ctx, s, r.env, during)
 		rec.Attempts = attempts
 		if res != nil {
 			result = res
@@ -129,7 +135,7 @@ func (r *Runner) runLoop(ctx context.Context, s *StepPlan, rec *StepRecord) {
 		if r.Observer != nil {
 			r.Observer.StepProgress(s, fmt.Sprintf("%s, %d of %d", label, i+1, n))
 		}
-		res, attempts, err := r.execute(ctx, s, env)
+		res, attempts, err := r.execute(ctx, s, env, nil)
 		rec.Attempts += attempts
 		if res != nil {
 			results = reflect.Append(results, reflect.ValueOf(res))

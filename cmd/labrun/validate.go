@@ -119,6 +119,9 @@ func printPlan(out io.Writer, p *runner.Plan) {
 		if s.Group != nil {
 			name = "  " + s.Branch + ": " + s.ID
 		}
+		if s.Around != nil {
+			name = "  during: " + s.ID
+		}
 		line := fmt.Sprintf("  %s %s%-22s %-8s", prefix, flag, name, s.ActionName())
 		if s.Loop != nil {
 			if e := s.Loop.WholeExpr(); e != nil {
@@ -134,7 +137,7 @@ func printPlan(out io.Writer, p *runner.Plan) {
 			line += " only " + s.Only
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
-		if s.Task != nil && (s.Group == nil || s.Task != s.Group.Task) {
+		if s.Task != nil && (s.Group == nil || s.Task != s.Group.Task) && (s.Around == nil || s.Task != s.Around.Task) {
 			fmt.Fprintf(w, "          task   %d %s\n", s.Task.Number, s.Task.ID)
 		}
 		if reads := s.Reads(); len(reads) > 0 {

@@ -8,23 +8,28 @@ import (
 )
 
 // ForCommand returns the parser that reads the output of a command line,
-// such as a capture's "# command:" header records it: the first parser in
-// All one of whose Commands the line matches. Wrappers that run the
-// command elsewhere are looked through: whatever comes before "--"
-// (kubectl exec ... --, nsenter ... --), and a leading sudo or node-exec.
+// such as a capture's "# command:" header records it: the parser in All
+// one of whose Commands the line matches with the most words (the first
+// of those), so that "cilium-dbg bpf policy get -n <web's endpoint id>"
+// is bpf policy get's although its words hold endpoint get's too.
+// Wrappers that run the command elsewhere are looked through: whatever
+// comes before "--" (kubectl exec ... --, nsenter ... --), and a leading
+// sudo, node-exec or timeout DURATION.
 func ForCommand(cmdline string) (Parser, bool) {
 	f := commandWords(cmdline)
 	if len(f) == 0 {
 		return Parser{}, false
 	}
+	var best Parser
+	bestWords := 0
 	for _, p := range All {
 		for _, c := range p.Commands {
-			if commandMatches(c, f) {
-				return p, true
+			if n := len(strings.Fields(c)); n > bestWords && commandMatches(c, f) {
+				best, bestWords = p, n
 			}
 		}
 	}
-	return Parser{}, false
+	return best, bestWords > 0
 }
 
 // commandWords splits a command line into words, without its wrappers.
@@ -33,8 +38,16 @@ func commandWords(cmdline string) []string {
 	if i := slices.Index(f, "--"); i >= 0 {
 		f = f[i+1:]
 	}
-	for len(f) > 0 && (f[0] == "sudo" || path.Base(f[0]) == "node-exec" || f[0] == "nsenter") {
-		f = f[1:]
+	for len(f) > 0 {
+		switch {
+		case f[0] == "sudo" || path.Base(f[0]) == "node-exec" || f[0] == "nsenter":
+			f = f[1:]
+		case f[0] == "timeout" && len(f) > 2:
+			// timeout DURATION COMMAND: a bounded capture's command
+			f = f[2:]
+		default:
+			return f
+		}
 	}
 	return f
 }

@@ -237,3 +237,15 @@ func FuzzCutMidLine(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParsePolicyGet(f *testing.F) {
+	fuzzParser(f, kindPolicyGet,
+		"POLICY   DIRECTION   IDENTITY   PORT/PROTO   PROXY PORT   AUTH TYPE   BYTES   PACKETS   PREFIX   COOKIE\nAllow    Ingress     0          ANY          NONE         disabled    2448    36        0        0\n",
+		`[{"ProxyPortNetwork":0,"Flags":0,"AuthRequirement":0,"Cookie":0,"Packets":1,"Bytes":2,"Key":{"Prefixlen":64,"Identity":1,"TrafficDirection":0,"Nexthdr":6,"DestPortNetwork":36895}}]`)
+}
+
+func FuzzParseMonitor(f *testing.F) {
+	fuzzParser(f, kindMonitor,
+		"xx drop (Policy denied) flow 0x1 to endpoint 7, ifindex 9, file bpf_lxc.c:10, , identity 5->6: 10.0.0.1:4000 -> 10.0.0.2:8080 tcp SYN\n",
+		`{"type":"drop","mark":"0x1","reason":"Policy denied","source":7,"bytes":74,"srcLabel":5,"dstLabel":6,"dstID":7,"Ifindex":3,"summary":{"tcp":"TCP","l3":{"src":"10.0.0.1","dst":"10.0.0.2"},"l4":{"src":"40000","dst":"8080"}}}`+"\n")
+}

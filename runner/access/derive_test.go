@@ -206,6 +206,21 @@ get pods/exec (namespace kube-system): s
 create pods/exec (namespace kube-system): s
 get daemonsets.apps (namespace kube-system): s
 `},
+		{name: "a capture's monitor in the agent, and the steps it runs around", steps: `
+  - id: s
+    capture: {monitor: {node: n1}}
+    during:
+      - id: t
+        exec: {namespace: lab, pod: client, container: c, argv: [curl, web]}
+`, want: `
+list pods (namespace kube-system): s
+get pods/exec (namespace kube-system): s
+create pods/exec (namespace kube-system): s
+get daemonsets.apps (namespace kube-system): s
+get pods (namespace lab): t
+get pods/exec (namespace lab): t
+create pods/exec (namespace lab): t
+`},
 		{name: "logs", steps: `
   - id: s
     logs: {namespace: lab, pod: job/migrate}

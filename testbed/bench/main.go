@@ -81,6 +81,7 @@ var sections = []section{
 	{"parse", "conntrack text parser at 200k entries", benchParse},
 	{"bpf", "conntrack BPF map dump", benchBPF},
 	{"http", "HTTP requests a lab makes, and the agent's API", benchHTTP},
+	{"capture", "a capture step's overhead against the same traffic without it", benchCapture},
 	{"growth", "validate, conntrack parse, map read and check at x1, x10, x100", benchGrowth},
 	{"class", "a class of learner namespaces graded as one Indexed Job and with check --targets, parallelism 1, 4 and 20, vs a bash loop of kubectl", benchClass},
 	{"repeat", "every lab of the running profile solved and checked N times by labrun test --repeat: each task's flake rate, and the time per repeat", benchRepeat},
@@ -88,7 +89,7 @@ var sections = []section{
 
 // runOrder runs the measurements that need a quiet machine first; the lab
 // runs last, since its pods keep starting and stopping for a while.
-var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "exec", "wait", "check", "poll", "class", "lab", "services-lab", "identity-lab", "repeat"}
+var runOrder = []string{"validate", "parse", "growth", "bpf", "http", "capture", "exec", "wait", "check", "poll", "class", "lab", "services-lab", "identity-lab", "repeat"}
 
 // bench is the state the sections share.
 type bench struct {

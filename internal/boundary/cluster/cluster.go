@@ -13,6 +13,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -32,6 +33,11 @@ type Cluster interface {
 	Delete(ctx context.Context, q ObjectQuery, opts DeleteRequest) ([]DeletedObject, error)
 	Logs(ctx context.Context, target PodTarget, opts LogRequest) (*LogsResult, error)
 	Exec(ctx context.Context, target PodTarget, req ExecRequest) (*ExecResult, error)
+	// Stream runs a command in a container and hands its output to req's
+	// writers as it comes, until the command ends or ctx ends; then the
+	// stream is closed and the result says it was stopped. It asks what
+	// Exec asks (ExecAccess).
+	Stream(ctx context.Context, target PodTarget, req StreamRequest) (*StreamResult, error)
 	// Denied asks the API server which of want the connection's user may
 	// not do (one SelfSubjectAccessReview each, at the same time) and
 	// returns those, in want's order; labrun asks it for every permission
@@ -208,6 +214,30 @@ type ExecRequest struct {
 	// Reuse lets the connection run successive commands through one
 	// long-lived session in the container.
 	Reuse bool
+}
+
+// StreamRequest is a command whose output is read while it runs (a
+// capture's cilium-dbg monitor). Stdout and Stderr receive the output as
+// the container sends it, from one goroutine, in pieces that need not
+// end at a line's end. Stdin, when set, is the command's standard input,
+// closed after its last byte: a reader that ends when the caller wants
+// the command to stop lets a command that waits for end of input stop
+// by itself.
+type StreamRequest struct {
+	Argv   []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// StreamResult is how a streamed command ended: by itself, with its exit
+// code, or Stopped when the caller's context ended first.
+type StreamResult struct {
+	Namespace string
+	Pod       string
+	Container string
+	ExitCode  int
+	Stopped   bool
 }
 
 // ExecResult is a finished command in a container. A non-zero exit code

@@ -283,6 +283,10 @@ func TestPodsAskWhatClusterSays(t *testing.T) {
 			want: cluster.ExecAccess(cluster.PodTarget{Pod: "svc/web"}, "lab"), beyond: create},
 		{name: "exec in a container", call: exec(cluster.PodTarget{Namespace: "lab", Pod: "web", Container: "main"}),
 			want: cluster.ExecAccess(cluster.PodTarget{Pod: "web", Container: "main"}, "lab"), beyond: create},
+		{name: "exec streamed from a DaemonSet's pod", call: func(ctx context.Context, c *Client) error {
+			_, err := c.Stream(ctx, cluster.PodTarget{Namespace: "kube-system", Pod: "ds/cilium", Container: "cilium-agent"}, cluster.StreamRequest{Argv: []string{"cilium-dbg", "monitor"}})
+			return err
+		}, want: cluster.ExecAccess(cluster.PodTarget{Pod: "ds/cilium", Container: "cilium-agent"}, "kube-system"), beyond: cluster.Pods.SubAccess("exec", "kube-system", "create")},
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -1224,5 +1225,78 @@ spec:
 	}
 	if _, err := c.Label(ctx, cluster.ObjectQuery{Kind: "Pod", Namespace: ns, Name: "absent"}, cluster.LabelRequest{Set: map[string]string{"a": "b"}}); !IsNotFound(err) {
 		t.Errorf("label of a missing pod: %v, want not found", err)
+	}
+}
+
+// lineCollector hands each complete line written to it to a channel.
+type lineCollector struct {
+	mu    sync.Mutex
+	buf   strings.Builder
+	lines chan string
+}
+
+func (l *lineCollector) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	for {
+		s := l.buf.String()
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		l.lines <- s[:i]
+		l.buf.Reset()
+		l.buf.WriteString(s[i+1:])
+	}
+}
+
+// Stream hands a command's output over as it comes, not when it ends:
+// the first line arrives while the command still runs, and closing the
+// stream (the context) ends the call at once, Stopped, while the command
+// would have run 60 s more. A command that ends by itself gives its exit
+// code.
+func TestE2EStream(t *testing.T) {
+	c := e2eClient(t)
+	ns := testNamespace(t, c)
+	readyPod(t, c, ns, "box", "")
+	out := &lineCollector{lines: make(chan string, 16)}
+	ctx, cancel := context.WithCancel(ctxT(t, 90*time.Second))
+	type ended struct {
+		res *cluster.StreamResult
+		err error
+	}
+	done := make(chan ended, 1)
+	start := time.Now()
+	go func() {
+		res, err := c.Stream(ctx, cluster.PodTarget{Namespace: ns, Pod: "box"}, cluster.StreamRequest{
+			Argv: []string{"sh", "-c", "echo first; echo ready >&2; sleep 60; echo never"}, Stdout: out, Stderr: io.Discard})
+		done <- ended{res, err}
+	}()
+	select {
+	case l := <-out.lines:
+		if l != "first" {
+			t.Errorf("first line %q", l)
+		}
+	case e := <-done:
+		t.Fatalf("the stream ended before its first line: %+v %v", e.res, e.err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no line within 30s: the output is not handed over as it comes")
+	}
+	cancel()
+	select {
+	case e := <-done:
+		if e.err != nil || e.res == nil || !e.res.Stopped || e.res.Pod != "box" || e.res.Container != "main" {
+			t.Errorf("stopped stream: %+v %v", e.res, e.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("closing the stream did not end the call")
+	}
+	if d := time.Since(start); d > 40*time.Second {
+		t.Errorf("the stream ran %s", d)
+	}
+	res, err := c.Stream(ctxT(t, 30*time.Second), cluster.PodTarget{Namespace: ns, Pod: "box"}, cluster.StreamRequest{Argv: []string{"sh", "-c", "echo x; exit 3"}, Stdout: io.Discard})
+	if err != nil || res.ExitCode != 3 || res.Stopped {
+		t.Errorf("a command that ends: %+v %v", res, err)
 	}
 }

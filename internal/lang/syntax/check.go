@@ -24,6 +24,9 @@ func (d *decoder) checkPlaybook(pb *Playbook) {
 		if s.Parallel != nil {
 			d.errs.Add(s.ParallelPos, "finally steps run one after another; parallel is for steps")
 		}
+		if s.During != nil {
+			d.errs.Add(s.DuringPos, "finally steps clean up; a step with during (a capture) is for steps")
+		}
 	}
 	ids := map[string]diag.Pos{}
 	for _, s := range pb.AllSteps() {
@@ -80,6 +83,8 @@ func (d *decoder) checkTasks(pb *Playbook) {
 			s.Task = t
 		case s.Group != nil:
 			s.Task = s.Group.Task
+		case s.Around != nil:
+			s.Task = s.Around.Task
 		}
 		if s.Task != nil {
 			used[s.Task] = true

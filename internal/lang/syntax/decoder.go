@@ -22,6 +22,7 @@ type decoder struct {
 	actions  []string
 	errs     diag.List
 	inBranch bool // decoding the steps of a parallel step's branch
+	inDuring bool // decoding the steps of a during list
 
 	// What every step is decoded with, made once per playbook.
 	stepFields map[string]fields.Field // control keys (id, when, ...)

@@ -118,6 +118,15 @@ type Step struct {
 	// the top level), and Branch the name of its branch.
 	Group  *Step  `yaml:"-"`
 	Branch string `yaml:"-"`
+
+	// During holds the steps a step's action runs around (the key during
+	// beside an action such as capture): they run in order while the
+	// action listens, and the step ends after them. DuringPos is where
+	// the key is. Around is the step whose during list holds this step
+	// (nil elsewhere).
+	During    []*Step  `yaml:"-"`
+	DuringPos diag.Pos `yaml:"-"`
+	Around    *Step    `yaml:"-"`
 }
 
 // Branch is one named list of steps of a parallel step.
@@ -155,7 +164,7 @@ const (
 
 // AllSteps returns the steps then the finally steps, the order in which
 // ids are declared: a parallel step comes first, then its branches' steps,
-// branch after branch.
+// branch after branch; a step with during comes before its during steps.
 func (p *Playbook) AllSteps() []*Step {
 	var out []*Step
 	var add func(steps []*Step)
@@ -165,6 +174,7 @@ func (p *Playbook) AllSteps() []*Step {
 			for _, b := range s.Parallel {
 				add(b.Steps)
 			}
+			add(s.During)
 		}
 	}
 	add(p.Steps)

@@ -58,6 +58,11 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			s.Parallel = d.branches(k, val, s)
 			continue
 		}
+		if k.Value == DuringKey {
+			s.DuringPos = d.pos(k)
+			s.During = d.during(k, val, s)
+			continue
+		}
 		if d.isAction[k.Value] {
 			if s.Action != "" {
 				d.errorf(k, "step has two actions, %s and %s; a step does exactly one thing", s.Action, k.Value)
@@ -66,9 +71,9 @@ func (d *decoder) step(n *yaml.Node) *Step {
 			s.Action, s.ActionPos, s.Spec = k.Value, d.pos(k), val
 			continue
 		}
-		all := append(append([]string{ParallelKey}, keys...), d.actions...)
+		all := append(append([]string{ParallelKey, DuringKey}, keys...), d.actions...)
 		unknown = true
-		d.errorf(k, "unknown step key %q%s; expected an action (%s), parallel, or one of: %s", k.Value, diag.DidYouMean(k.Value, all), strings.Join(d.actions, ", "), strings.Join(keys, ", "))
+		d.errorf(k, "unknown step key %q%s; expected an action (%s), parallel, during, or one of: %s", k.Value, diag.DidYouMean(k.Value, all), strings.Join(d.actions, ", "), strings.Join(keys, ", "))
 	}
 	if !seen["id"] {
 		d.errorf(n, "step has no id; add id: <name> so later steps can refer to it")
@@ -89,6 +94,10 @@ func (d *decoder) step(n *yaml.Node) *Step {
 // ParallelKey is the step key that holds branches instead of an action.
 const ParallelKey = "parallel"
 
+// DuringKey is the step key that holds the steps an action runs around
+// (capture listens while they make traffic).
+const DuringKey = "during"
+
 // parallelKeys are the keys a parallel step may have besides parallel:
 // it only groups steps, so polling, retries and assertions belong on the
 // steps in its branches.
@@ -98,6 +107,9 @@ var parallelKeys = []string{"id", "name", "when", "task", "only"}
 func (d *decoder) checkParallelStep(n *yaml.Node, s *Step) {
 	if s.Action != "" {
 		d.errs.Add(s.ActionPos, "step has both parallel and %s; a parallel step only groups steps, put %s in one of its branches", s.Action, s.Action)
+	}
+	if s.During != nil {
+		d.errs.Add(s.DuringPos, "step has both parallel and during; during belongs to a step whose action runs around steps (capture)")
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i].Value
@@ -113,6 +125,10 @@ func (d *decoder) checkParallelStep(n *yaml.Node, s *Step) {
 func (d *decoder) branches(k, n *yaml.Node, group *Step) []*Branch {
 	if d.inBranch {
 		d.errorf(k, "parallel steps cannot be nested; put the steps of this group as branches of the outer parallel step")
+		return nil
+	}
+	if d.inDuring {
+		d.errorf(k, "a during step cannot be a parallel step: the steps under during run in order while their step listens")
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
@@ -149,4 +165,30 @@ func (d *decoder) branches(k, n *yaml.Node, group *Step) []*Branch {
 		out = append(out, b)
 	}
 	return out
+}
+
+// during decodes the value of during: the list of steps the step's action
+// runs around, in order. They are ordinary steps, but none may hold steps
+// itself (a parallel step or another during), and a step with during
+// cannot be a parallel branch's step: it is one unit that starts, runs its
+// steps and ends.
+func (d *decoder) during(k, n *yaml.Node, around *Step) []*Step {
+	switch {
+	case d.inDuring:
+		d.errorf(k, "during steps cannot be nested; put these steps in the outer step's during list")
+		return nil
+	case d.inBranch:
+		d.errorf(k, "a step with during cannot run in a parallel branch; put it before or after the parallel step")
+		return nil
+	case n.Kind != yaml.SequenceNode || len(n.Content) == 0:
+		d.errorf(n, "during is a list of at least one step (the steps to run while the step listens), found %s", yamlnode.Describe(n))
+		return nil
+	}
+	d.inDuring = true
+	defer func() { d.inDuring = false }()
+	steps := d.steps(n)
+	for _, s := range steps {
+		s.Around = around
+	}
+	return steps
 }

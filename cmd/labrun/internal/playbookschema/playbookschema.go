@@ -187,6 +187,12 @@ func stepSchema() *obj {
 		"additionalProperties", newObj("type", "array", "minItems", 1, "items", newObj("$ref", "#/$defs/step")),
 	))
 	actionKeys = append(actionKeys, syntax.ParallelKey)
+	props.set(syntax.DuringKey, newObj(
+		"type", "array",
+		"description", "The steps the step's action runs around, in order (capture listens while they make traffic). They read what came before this step; the steps after it read them.",
+		"minItems", 1,
+		"items", newObj("$ref", "#/$defs/step"),
+	))
 	return newObj(
 		"type", "object",
 		"description", "One action (one of the action keys) plus control fields; a step with only assert checks conditions.",

@@ -32,6 +32,10 @@ type Cluster struct {
 	Namespace string
 	// ExecFunc answers Exec; nil makes Exec an error.
 	ExecFunc func(t cluster.PodTarget, req cluster.ExecRequest) (*cluster.ExecResult, error)
+	// StreamFunc answers Stream: it writes to req's writers what the
+	// command would print, and returns when the command would end or ctx
+	// ends; nil makes Stream an error.
+	StreamFunc func(ctx context.Context, t cluster.PodTarget, req cluster.StreamRequest) (*cluster.StreamResult, error)
 	// LogsFunc answers Logs; nil makes Logs an error.
 	LogsFunc func(t cluster.PodTarget, req cluster.LogRequest) (*cluster.LogsResult, error)
 	// AllowFunc answers Denied, one permission at a time; nil allows
@@ -310,6 +314,14 @@ func (c *Cluster) Exec(ctx context.Context, t cluster.PodTarget, req cluster.Exe
 		return nil, errors.New("clustertest: no ExecFunc set")
 	}
 	return c.ExecFunc(t, req)
+}
+
+// Stream answers through StreamFunc.
+func (c *Cluster) Stream(ctx context.Context, t cluster.PodTarget, req cluster.StreamRequest) (*cluster.StreamResult, error) {
+	if c.StreamFunc == nil {
+		return nil, errors.New("clustertest: no StreamFunc set")
+	}
+	return c.StreamFunc(ctx, t, req)
 }
 
 // Label sets and removes labels of what q selects, in place.
