@@ -65,11 +65,17 @@ func (m Monitor) DropsFrom(ip string) []MonitorDrop {
 // it: addresses, ports and protocol; a field the event does not give is
 // null ("" for the addresses of a packet that was not IP).
 type PacketSummary struct {
+	// SrcIP is the packet's source address ("10.42.0.7"); "" for a
+	// packet that was not IP.
 	SrcIP string `json:"srcIP" expr:"srcIP"`
+	// DstIP is the packet's destination address; "" for a packet that
+	// was not IP.
 	DstIP string `json:"dstIP" expr:"dstIP"`
-	// SrcPort and DstPort are the TCP, UDP or SCTP ports; null for
-	// other protocols.
+	// SrcPort is the TCP, UDP or SCTP source port; null for other
+	// protocols.
 	SrcPort *int `json:"srcPort" expr:"srcPort"`
+	// DstPort is the TCP, UDP or SCTP destination port; null for other
+	// protocols.
 	DstPort *int `json:"dstPort" expr:"dstPort"`
 	// Protocol is "tcp", "udp", "sctp", "icmp", "icmpv6", ... ("" when
 	// not known).
@@ -108,6 +114,8 @@ type MonitorDrop struct {
 // PolicyVerdict is one policy verdict notification ("Policy verdict
 // log: ..."), which cilium-dbg prints as text even with --json.
 type PolicyVerdict struct {
+	// Flow is the packet's hash, as printed ("0x9c7b5c2d"), the same as
+	// the drop's or trace's of that packet.
 	Flow string `json:"flow" expr:"flow"`
 	// Endpoint is the local endpoint the policy belongs to.
 	Endpoint int `json:"endpoint" expr:"endpoint"`
@@ -134,13 +142,23 @@ type MonitorTrace struct {
 	ObservationPoint string `json:"observationPoint" expr:"observationPoint"`
 	// State is the connection tracking state ("new", "established",
 	// "reply", ...; "" when not given).
-	State       string `json:"state" expr:"state"`
-	Flow        string `json:"flow" expr:"flow"`
-	Endpoint    int    `json:"endpoint" expr:"endpoint"`
-	DstEndpoint int    `json:"dstEndpoint" expr:"dstEndpoint"`
-	SrcIdentity int    `json:"srcIdentity" expr:"srcIdentity"`
-	DstIdentity int    `json:"dstIdentity" expr:"dstIdentity"`
-	Bytes       int    `json:"bytes" expr:"bytes"`
+	State string `json:"state" expr:"state"`
+	// Flow is the packet's hash, as printed ("0x3e2a...", the JSON's
+	// mark).
+	Flow string `json:"flow" expr:"flow"`
+	// Endpoint is the endpoint that reported the trace (JSON's source).
+	Endpoint int `json:"endpoint" expr:"endpoint"`
+	// DstEndpoint is the destination endpoint's id (0 when not a local
+	// endpoint).
+	DstEndpoint int `json:"dstEndpoint" expr:"dstEndpoint"`
+	// SrcIdentity is the security identity of the packet's source (0
+	// when not known).
+	SrcIdentity int `json:"srcIdentity" expr:"srcIdentity"`
+	// DstIdentity is the security identity of the packet's destination
+	// (0 when not known).
+	DstIdentity int `json:"dstIdentity" expr:"dstIdentity"`
+	// Bytes is the packet's length.
+	Bytes int `json:"bytes" expr:"bytes"`
 	PacketSummary
 }
 

@@ -157,8 +157,17 @@ var OmittedZeros = map[string][]string{
 		".kubeProxyReplacementDetails.socketLBProtocols", ".masquerading", ".routing.tunnelProtocol"},
 }
 
-// InventedBeyond is Invented less the paths OmittedZeros lists for kind:
-// the values invented that no decision covers.
+// Derived are the fields, by parser kind, that a parser computes from
+// what was printed rather than copying a key: bpf policy get -o json
+// prints the map's raw entry, whose Flags hold deny, whose Prefixlen
+// counts the key's header bits and whose ProxyPortNetwork is in network
+// byte order; empty says whether there was any entry.
+var Derived = map[string][]string{
+	"cilium-bpf-policy-get": {".empty", ".entries[].deny", ".entries[].prefixLen", ".entries[].proxyPort"},
+}
+
+// InventedBeyond is Invented less the paths OmittedZeros and Derived list
+// for kind: the values invented that no decision covers.
 func InventedBeyond(kind string, raw []byte, result any) ([]string, error) {
 	all, err := Invented(raw, result)
 	if err != nil {
@@ -167,7 +176,7 @@ func InventedBeyond(kind string, raw []byte, result any) ([]string, error) {
 	var out []string
 	for _, line := range all {
 		path, _, _ := strings.Cut(line, " ")
-		if !contains(OmittedZeros[kind], path) {
+		if !contains(OmittedZeros[kind], path) && !contains(Derived[kind], path) {
 			out = append(out, line)
 		}
 	}

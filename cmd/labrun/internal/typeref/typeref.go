@@ -129,7 +129,7 @@ func Build(funcs []eval.Function, docs map[string]string) *Reference {
 			rt.Kind = b.typeName(reflect.SliceOf(t.Elem()))
 		}
 		for _, m := range methods(t) {
-			rt.Methods = append(rt.Methods, Method{Name: m.Name, Sig: b.signature(m.Type), Doc: docs[key(t, m.Name)]})
+			rt.Methods = append(rt.Methods, Method{Name: m.Name, Sig: b.signature(m.Type), Doc: methodDoc(docs, t, m.Name)})
 		}
 		ref.Types = append(ref.Types, rt)
 		ref.byName[rt.Name] = rt
@@ -313,6 +313,26 @@ func methods(t reflect.Type) []reflect.Method {
 }
 
 // key is the docs table's key of type t, or of its field or method name.
+// methodDoc is the doc of t's method name: its own, or that of the
+// embedded struct it is promoted from (a capture's result has its
+// monitor's DropsTo).
+func methodDoc(docs map[string]string, t reflect.Type, name string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if d := docs[key(t, name)]; d != "" || t.Kind() != reflect.Struct {
+		return d
+	}
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.Anonymous {
+			if d := methodDoc(docs, f.Type, name); d != "" {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
 func key(t reflect.Type, name string) string {
 	k := t.PkgPath() + "." + t.Name()
 	if name != "" {

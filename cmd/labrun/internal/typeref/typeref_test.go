@@ -65,15 +65,40 @@ func extractDocs(t *testing.T, ref *Reference) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	pkgs := map[string]*doc.Package{}
+	// the reference's types, and the structs embedded in them, whose
+	// fields they show as their own
+	var types []reflect.Type
+	seen := map[reflect.Type]bool{}
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if seen[t] || t.PkgPath() == "" {
+			return
+		}
+		seen[t] = true
+		types = append(types, t)
+		if t.Kind() == reflect.Struct {
+			for i := 0; i < t.NumField(); i++ {
+				if f := t.Field(i); f.Anonymous {
+					add(f.Type)
+				}
+			}
+		}
+	}
 	for _, rt := range ref.Types {
-		path := rt.goType.PkgPath()
+		add(rt.goType)
+	}
+	for _, gt := range types {
+		path := gt.PkgPath()
 		p, ok := pkgs[path]
 		if !ok {
 			p = loadPackage(t, path)
 			pkgs[path] = p
 		}
 		for _, dt := range p.Types {
-			if dt.Name != rt.goType.Name() {
+			if dt.Name != gt.Name() {
 				continue
 			}
 			base := path + "." + dt.Name
