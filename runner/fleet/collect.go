@@ -1,20 +1,28 @@
 package fleet
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
+	"github.com/labrun/labrun/internal/cluster"
 	"github.com/labrun/labrun/internal/k8sobj"
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"
 )
 
 // The labels and annotations of an Indexed Job's pods that collect reads
 // (set by the Job controller).
 const (
-	LabelJobName     = "batch.kubernetes.io/job-name"
-	annotationIndex  = "batch.kubernetes.io/job-completion-index"
-	annotationFailed = "batch.kubernetes.io/job-index-failure-count"
+	LabelJobName       = "batch.kubernetes.io/job-name"
+	labelControllerUID = "batch.kubernetes.io/controller-uid"
+	annotationIndex    = "batch.kubernetes.io/job-completion-index"
+	annotationFailed   = "batch.kubernetes.io/job-index-failure-count"
 )
 
 // Container is the name of the container of the Job's pods.
@@ -47,114 +55,6 @@ func State(job map[string]any) JobState {
 	return s
 }
 
-// Collect merges the results an Indexed Job's pods left as their
-// termination messages into one result per index, in index order. An
-// index with a pod that succeeded takes that pod's result; else the
-// result of its last pod that ended with one (a pod that failed an index
-// with exit 2 leaves its result, as does one interrupted); an index with
-// no result is Missing, saying what its last pod showed. names are the
-// targets' names by index, when known.
-func Collect(completions int, pods []map[string]any, names []string) []Result {
-	byIndex := map[int][]map[string]any{}
-	for _, p := range pods {
-		i, err := strconv.Atoi(k8sobj.StringMap(p, "metadata", "annotations")[annotationIndex])
-		if err == nil {
-			byIndex[i] = append(byIndex[i], p)
-		}
-	}
-	out := make([]Result, completions)
-	for i := range out {
-		name := fmt.Sprintf("index %d", i)
-		if i < len(names) {
-			name = names[i]
-		}
-		out[i] = indexResult(i, name, byIndex[i])
-	}
-	return out
-}
-
-// indexResult is the result of index i from its pods.
-func indexResult(i int, name string, pods []map[string]any) Result {
-	// the last created first; a pod that succeeded before any other
-	slices.SortStableFunc(pods, func(a, b map[string]any) int {
-		return -compareCreated(a, b)
-	})
-	slices.SortStableFunc(pods, func(a, b map[string]any) int {
-		return boolRank(phase(b) == "Succeeded") - boolRank(phase(a) == "Succeeded")
-	})
-	attempts := len(pods)
-	for _, p := range pods {
-		if n, err := strconv.Atoi(k8sobj.StringMap(p, "metadata", "annotations")[annotationFailed]); err == nil && n+1 > attempts {
-			// pods deleted since are counted by the Job controller
-			attempts = n + 1
-		}
-	}
-	for _, p := range pods {
-		msg, _, ok := terminated(p)
-		if !ok || msg == "" {
-			continue
-		}
-		r, err := ParseLine([]byte(msg))
-		if err != nil {
-			continue
-		}
-		r.Index, r.Attempts = i, attempts
-		return r
-	}
-	r := Result{Index: i, Target: name, Verdict: Missing, Attempts: attempts}
-	switch {
-	case len(pods) == 0:
-		r.FirstFailure = "no pod: the index has not run, or its pods were removed"
-	default:
-		r.FirstFailure = podState(pods[0])
-	}
-	return r
-}
-
-// podState says what a pod that left no result shows.
-func podState(p map[string]any) string {
-	name := k8sobj.String(p, "metadata", "name")
-	if _, code, ok := terminated(p); ok {
-		return fmt.Sprintf("pod %s: container %s exited %d and left no result", name, Container, code)
-	}
-	return fmt.Sprintf("pod %s: %s, no result yet", name, phase(p))
-}
-
-// terminated is the labrun container's termination message and exit
-// code, when it ended.
-func terminated(p map[string]any) (msg string, code int, ok bool) {
-	status, _ := p["status"].(map[string]any)
-	list, _ := status["containerStatuses"].([]any)
-	for _, c := range list {
-		cs, _ := c.(map[string]any)
-		if k8sobj.String(cs, "name") != Container || !k8sobj.Has(cs, "state", "terminated") {
-			continue
-		}
-		return k8sobj.String(cs, "state", "terminated", "message"), int(k8sobj.Int(cs, "state", "terminated", "exitCode")), true
-	}
-	return "", 0, false
-}
-
-func phase(p map[string]any) string { return k8sobj.String(p, "status", "phase") }
-
-func compareCreated(a, b map[string]any) int {
-	ta, tb := k8sobj.String(a, "metadata", "creationTimestamp"), k8sobj.String(b, "metadata", "creationTimestamp")
-	switch {
-	case ta < tb:
-		return -1
-	case ta > tb:
-		return 1
-	}
-	return 0
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // Counts are how many targets ended each way.
 type Counts struct {
 	Passed, Wrong, NotGraded, Missing int
@@ -165,11 +65,11 @@ func Count(results []Result) Counts {
 	var c Counts
 	for _, r := range results {
 		switch r.Verdict {
-		case Passed:
+		case runner.VerdictPassed:
 			c.Passed++
-		case Wrong:
+		case runner.VerdictWrong:
 			c.Wrong++
-		case NotGraded:
+		case runner.VerdictNotGraded:
 			c.NotGraded++
 		default:
 			c.Missing++
@@ -199,4 +99,123 @@ func WorstClass(results []Result) runner.Class {
 		return ""
 	}
 	return runner.Classes[worst]
+}
+
+// annotationTargets is the Job's annotation that holds the class's size:
+// the Job's completions are its shards.
+const annotationTargets = "labrun/targets"
+
+// WaitError is CollectJob's error when the Job did not end within the
+// wait; Last is its progress as last seen.
+type WaitError struct {
+	Namespace, Name string
+	Wait            time.Duration
+	Last            string
+}
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("job %s/%s did not end within %s; last seen: %s", e.Namespace, e.Name, e.Wait, e.Last)
+}
+
+// CollectJob reads the Job name in namespace through c (waiting up to
+// wait for it to end, its progress written to progress as it changes),
+// the results its shards stored and its pods, and merges them (Merge).
+// The results outlast the pods and the Job itself (a TTL deletes both):
+// with the Job gone, its results are those of its last stored UID, and
+// the class's size that of their records. names are the targets' names
+// by index, from the targets file the Job was rendered from, when given.
+func CollectJob(ctx context.Context, c cluster.Cluster, namespace, name string, wait time.Duration, names []string, progress io.Writer) ([]Result, error) {
+	q := cluster.ObjectQuery{APIVersion: "batch/v1", Kind: "Job", Namespace: namespace, Name: name}
+	var jobs []map[string]any
+	var err error
+	if wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		last := "no job of that name yet"
+		jobs, err = c.Wait(wctx, q, func(objs []map[string]any) (bool, error) {
+			return len(objs) > 0 && State(objs[0]).Finished != "", nil
+		}, func(objs []map[string]any) {
+			if len(objs) == 0 {
+				return
+			}
+			s := State(objs[0])
+			if line := fmt.Sprintf("job %s/%s: %d of %d shards succeeded, %d failed", namespace, name, s.Succeeded, s.Completions, len(indexList(s.FailedIndexes))); line != last {
+				fmt.Fprintln(progress, line)
+				last = line
+			}
+		})
+		if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+			return nil, &WaitError{Namespace: namespace, Name: name, Wait: wait, Last: last}
+		}
+	} else {
+		jobs, err = c.List(ctx, q)
+	}
+	var maps, pods []map[string]any
+	if err == nil {
+		maps, err = c.List(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace,
+			Selector: labelInstance + "=" + name + "," + labelComponent + "=" + componentValue})
+	}
+	if err == nil {
+		pods, err = c.List(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "Pod", Namespace: namespace, Selector: LabelJobName + "=" + name})
+	}
+	if err != nil {
+		return nil, err
+	}
+	var stored []Stored
+	for _, cm := range maps {
+		s, err := ReadStored(cm)
+		if err != nil {
+			fmt.Fprintf(progress, "%s: left out\n", visible.Line(err.Error()))
+			continue
+		}
+		stored = append(stored, s)
+	}
+	n, shards, uid := len(names), 0, ""
+	switch {
+	case len(jobs) > 0:
+		job := jobs[0]
+		s := State(job)
+		shards, uid = s.Completions, k8sobj.String(job, "metadata", "uid")
+		if v, err := strconv.Atoi(k8sobj.StringMap(job, "metadata", "annotations")[annotationTargets]); err == nil {
+			n = v
+		}
+		fmt.Fprint(progress, visible.Text(fmt.Sprintf("job %s/%s: %s; failed shards: %s\n", namespace, name, cmp.Or(s.Finished, "running"), cmp.Or(s.FailedIndexes, "none"))))
+	case len(stored) > 0:
+		// the Job is gone: its last run's results
+		last := slices.MaxFunc(stored, func(a, b Stored) int { return cmp.Compare(a.Created, b.Created) })
+		n, shards, uid = last.Targets, last.Shards, last.JobUID
+		fmt.Fprint(progress, visible.Text(fmt.Sprintf("job %s/%s: gone (deleted, or its TTL passed); the results its shards stored\n", namespace, name)))
+	default:
+		return nil, fmt.Errorf("no job %s in namespace %s, and no results it stored", name, namespace)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("job %s/%s does not say how many targets it grades (its annotation %s): render it with this labrun", namespace, name, annotationTargets)
+	}
+	if len(names) > 0 && len(names) != n {
+		return nil, fmt.Errorf("the targets file lists %d targets; job %s/%s grades %d: give the targets file it was rendered from", len(names), namespace, name, n)
+	}
+	stored = slices.DeleteFunc(stored, func(s Stored) bool { return s.JobUID != uid })
+	return Merge(n, shards, stored, pods, names), nil
+}
+
+// indexList is the indexes of a Job's list of them, "1,3-5".
+func indexList(s string) []int {
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		from, to, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(from)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(to); err != nil {
+				continue
+			}
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+	}
+	return out
 }
