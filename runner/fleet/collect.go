@@ -121,14 +121,22 @@ func (e *WaitError) Error() string {
 // wait for it to end, its progress written to progress as it changes),
 // the results its shards stored and its pods, and merges them (Merge).
 // The results outlast the pods and the Job itself (a TTL deletes both):
-// with the Job gone, its results are those of its last stored UID, and
-// the class's size that of their records. names are the targets' names
+// with the Job gone and results of it stored, collect takes those of its
+// last stored UID, and the class's size from their records, and does not
+// wait; with neither, it waits for the Job to come. names are the targets' names
 // by index, from the targets file the Job was rendered from, when given.
 func CollectJob(ctx context.Context, c cluster.Cluster, namespace, name string, wait time.Duration, names []string, progress io.Writer) ([]Result, error) {
 	q := cluster.ObjectQuery{APIVersion: "batch/v1", Kind: "Job", Namespace: namespace, Name: name}
-	var jobs []map[string]any
-	var err error
-	if wait > 0 {
+	storedQ := cluster.ObjectQuery{APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace,
+		Selector: labelInstance + "=" + name + "," + labelComponent + "=" + componentValue}
+	jobs, err := c.List(ctx, q)
+	var maps []map[string]any
+	if err == nil && len(jobs) == 0 {
+		// no Job: one to come (wait for it), or one whose results
+		// outlived it (take them)
+		maps, err = c.List(ctx, storedQ)
+	}
+	if err == nil && wait > 0 && len(maps) == 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
 		last := "no job of that name yet"
@@ -147,13 +155,10 @@ func CollectJob(ctx context.Context, c cluster.Cluster, namespace, name string, 
 		if err != nil && wctx.Err() != nil && ctx.Err() == nil {
 			return nil, &WaitError{Namespace: namespace, Name: name, Wait: wait, Last: last}
 		}
-	} else {
-		jobs, err = c.List(ctx, q)
 	}
-	var maps, pods []map[string]any
-	if err == nil {
-		maps, err = c.List(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace,
-			Selector: labelInstance + "=" + name + "," + labelComponent + "=" + componentValue})
+	var pods []map[string]any
+	if err == nil && len(jobs) > 0 {
+		maps, err = c.List(ctx, storedQ)
 	}
 	if err == nil {
 		pods, err = c.List(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "Pod", Namespace: namespace, Selector: LabelJobName + "=" + name})

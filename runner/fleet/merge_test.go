@@ -204,10 +204,10 @@ func TestCollectJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	check := func(what string) {
+	check := func(what string, wait time.Duration) {
 		t.Helper()
 		var progress strings.Builder
-		got, err := CollectJob(ctx, c, "grading", "j", 0, names, &progress)
+		got, err := CollectJob(ctx, c, "grading", "j", wait, names, &progress)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -216,12 +216,15 @@ func TestCollectJob(t *testing.T) {
 		}
 		t.Logf("%s: %s", what, progress.String())
 	}
-	check("with the Job")
+	check("with the Job", 0)
+	check("with the Job ended, waiting", time.Hour)
 	if _, err := c.Delete(ctx, cluster.ObjectQuery{Kind: "Job", Namespace: "grading", Name: "j"}, cluster.DeleteRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	// the stale record is older: the Job's last run's results are taken
-	check("with the Job gone")
+	// the stale record is older: the Job's last run's results are taken,
+	// without waiting for a Job to come
+	check("with the Job gone", 0)
+	check("with the Job gone, waiting", time.Hour)
 	if _, err := CollectJob(ctx, c, "grading", "j", 0, names[:3], io.Discard); err == nil || !strings.Contains(err.Error(), "the targets file lists 3 targets; job grading/j grades 10") {
 		t.Errorf("another targets file: %v", err)
 	}
