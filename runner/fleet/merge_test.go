@@ -80,7 +80,7 @@ func TestMerge(t *testing.T) {
 	t.Run("missing, with what the pods show", func(t *testing.T) {
 		s0 := shardOf(n, shards, 0, 0, nil)
 		s0.Results = s0.Results[:2] // target 2 left out
-		pods := readPods(t)        // index 0 succeeded after a retry, 1 succeeded, 2 failed with exit 2
+		pods := readPods(t)         // index 0 succeeded after a retry, 1 succeeded, 2 failed with exit 2
 		got := Merge(n, shards, []Stored{s0}, pods, names)
 		want := map[int]string{
 			2: "shard 0 stored results without this target's",
@@ -193,7 +193,7 @@ func TestCollectJob(t *testing.T) {
 	c.Put(map[string]any{"apiVersion": "batch/v1", "kind": "Job",
 		"metadata": map[string]any{"name": "j", "namespace": "grading", "uid": uid, "annotations": map[string]any{annotationTargets: "10"}},
 		"spec":     map[string]any{"completions": int64(shards)},
-		"status": map[string]any{"succeeded": int64(3), "conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}})
+		"status":   map[string]any{"succeeded": int64(3), "conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}})
 	stale := shardOf(n, shards, 0, 0, map[int]runner.Verdict{0: runner.VerdictWrong})
 	stale.JobUID = "ffffffff-old"
 	for _, s := range []Stored{stale, shardOf(n, shards, 0, 0, nil), shardOf(n, shards, 1, 1, map[int]runner.Verdict{4: runner.VerdictWrong}), shardOf(n, shards, 2, 0, nil)} {
