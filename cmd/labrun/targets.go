@@ -84,6 +84,7 @@ func (a *runArgs) checkTargets(stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	started := time.Now()
+	a.connections = a.targets.parallel / fleet.DefaultParallel
 	results := a.grader(ts, stdout).GradeAll(ctx, indexes)
 	writeTable(stdout, results, time.Since(started))
 	code := fleetExit(ctx, results)

@@ -3,11 +3,13 @@ package fleet
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labrun/labrun/internal/cluster"
@@ -137,23 +139,9 @@ func CollectJob(ctx context.Context, c cluster.Cluster, namespace, name string, 
 		maps, err = c.List(ctx, storedQ)
 	}
 	if err == nil && wait > 0 && len(maps) == 0 {
-		wctx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		last := "no job of that name yet"
-		jobs, err = c.Wait(wctx, q, func(objs []map[string]any) (bool, error) {
-			return len(objs) > 0 && State(objs[0]).Finished != "", nil
-		}, func(objs []map[string]any) {
-			if len(objs) == 0 {
-				return
-			}
-			s := State(objs[0])
-			if line := fmt.Sprintf("job %s/%s: %d of %d shards succeeded, %d failed", namespace, name, s.Succeeded, s.Completions, len(indexList(s.FailedIndexes))); line != last {
-				fmt.Fprintln(progress, line)
-				last = line
-			}
-		})
-		if err != nil && wctx.Err() != nil && ctx.Err() == nil {
-			return nil, &WaitError{Namespace: namespace, Name: name, Wait: wait, Last: last}
+		jobs, err = waitJob(ctx, c, q, storedQ, wait, progress)
+		if err != nil {
+			return nil, err
 		}
 	}
 	var pods []map[string]any
@@ -201,6 +189,79 @@ func CollectJob(ctx context.Context, c cluster.Cluster, namespace, name string, 
 	}
 	stored = slices.DeleteFunc(stored, func(s Stored) bool { return s.JobUID != uid })
 	return Merge(n, shards, stored, pods, names), nil
+}
+
+// waitJob waits up to wait for the Job q names to come, then until it
+// ends or every shard of it stored its results (storedQ selects them),
+// whichever is first: once each shard's results are stored nothing is
+// left to wait for, and the Job's own end follows its last pod's by a
+// second or two (the kubelet reports the pod, the Job controller counts
+// it). Its progress goes to progress as it changes. The Job's objects
+// are returned as last seen.
+func waitJob(ctx context.Context, c cluster.Cluster, q, storedQ cluster.ObjectQuery, wait time.Duration, progress io.Writer) ([]map[string]any, error) {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	last := "no job of that name yet"
+	timedOut := func(err error) error {
+		if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+			return &WaitError{Namespace: q.Namespace, Name: q.Name, Wait: wait, Last: last}
+		}
+		return err
+	}
+	jobs, err := c.Wait(wctx, q, func(objs []map[string]any) (bool, error) { return len(objs) > 0, nil }, nil)
+	if err != nil {
+		return nil, timedOut(err)
+	}
+	uid, shards := k8sobj.String(jobs[0], "metadata", "uid"), State(jobs[0]).Completions
+	both, stop := context.WithCancel(wctx)
+	defer stop()
+	stored := make(chan error, 1)
+	go func() {
+		_, err := c.Wait(both, storedQ, func(objs []map[string]any) (bool, error) {
+			return storedShards(objs, uid) >= shards, nil
+		}, nil)
+		stored <- err
+		if err == nil {
+			stop() // nothing is left to wait for
+		}
+	}()
+	var mu sync.Mutex
+	jobs, err = c.Wait(both, q, func(objs []map[string]any) (bool, error) {
+		return len(objs) > 0 && State(objs[0]).Finished != "", nil
+	}, func(objs []map[string]any) {
+		if len(objs) == 0 {
+			return
+		}
+		s := State(objs[0])
+		mu.Lock()
+		defer mu.Unlock()
+		if line := fmt.Sprintf("job %s/%s: %d of %d shards succeeded, %d failed", q.Namespace, q.Name, s.Succeeded, s.Completions, len(indexList(s.FailedIndexes))); line != last {
+			fmt.Fprintln(progress, line)
+			last = line
+		}
+	})
+	if err != nil && both.Err() != nil && wctx.Err() == nil {
+		// every shard stored its results first: the Job as it is now
+		if serr := <-stored; serr == nil {
+			fmt.Fprintf(progress, "job %s/%s: every shard stored its results\n", q.Namespace, q.Name)
+			return c.List(ctx, q)
+		}
+	}
+	return jobs, timedOut(err)
+}
+
+// storedShards counts the shards of the Job whose UID is uid that stored
+// their results among the results ConfigMaps objs (their shard records
+// alone are read).
+func storedShards(objs []map[string]any, uid string) int {
+	seen := map[int]bool{}
+	for _, cm := range objs {
+		var s Stored
+		if json.Unmarshal([]byte(k8sobj.StringMap(cm, "data")[shardKey]), &s) == nil && s.JobUID == uid {
+			seen[s.Shard] = true
+		}
+	}
+	return len(seen)
 }
 
 // indexList is the indexes of a Job's list of them, "1,3-5".

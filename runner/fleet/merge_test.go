@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -218,6 +219,22 @@ func TestCollectJob(t *testing.T) {
 	}
 	check("with the Job", 0)
 	check("with the Job ended, waiting", time.Hour)
+	// a Job still running whose every shard stored its results: collect
+	// waits for no more
+	running := map[string]any{"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": map[string]any{"name": "j", "namespace": "grading", "uid": uid, "annotations": map[string]any{annotationTargets: "10"}},
+		"spec":     map[string]any{"completions": int64(shards)}, "status": map[string]any{"active": int64(1)}}
+	c.Put(running)
+	check("with the Job running, waiting", time.Hour)
+	// one more shard than stored: the wait runs out
+	more := maps.Clone(running)
+	more["spec"] = map[string]any{"completions": int64(shards + 1)}
+	c.Put(more)
+	var we *WaitError
+	if _, err := CollectJob(ctx, c, "grading", "j", 50*time.Millisecond, nil, io.Discard); !errors.As(err, &we) {
+		t.Errorf("a shard not stored, the Job running: %v, want a *WaitError", err)
+	}
+	c.Put(running)
 	if _, err := c.Delete(ctx, cluster.ObjectQuery{Kind: "Job", Namespace: "grading", Name: "j"}, cluster.DeleteRequest{}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -132,14 +133,8 @@ func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName strin
 		}
 	}
 	b.WriteString("---\n")
-	header := fmt.Sprintf("The permissions labrun check of %s needs in each target's namespace,\nderived from its steps (labrun rbac --mode check).", key)
-	if err := access.WriteRoles(&b, needs, roleName, header); err != nil {
+	if err := writeCheckRoles(&b, j, needs, roleName, key); err != nil {
 		return err
-	}
-	for _, rb := range bindings(j, needs, roleName) {
-		if err := writeDoc(&b, rb); err != nil {
-			return err
-		}
 	}
 	b.WriteString("---\n" + resultsComment)
 	for _, d := range resultsRole(j) {
@@ -215,11 +210,78 @@ func labels(name string) map[string]string {
 	return map[string]string{"app.kubernetes.io/name": "labrun", "app.kubernetes.io/instance": name}
 }
 
-// bindings are a RoleBinding of each namespace's Role to the Job's
-// ServiceAccount, and a ClusterRoleBinding of the ClusterRole when needs
+// writeCheckRoles writes the permissions labrun check needs for every
+// target (needs) and their bindings to the Job's ServiceAccount. When
+// each target's namespace needs the same rules, as a class's do, one
+// ClusterRole (roleName-targets) holds them and a RoleBinding in each
+// namespace binds it there, where alone it grants them: half the objects
+// of a Role and a RoleBinding a namespace, for a class of hundreds to
+// apply. Otherwise each namespace has its Role (access.WriteRoles). The
+// cluster-wide permissions are a ClusterRole, roleName, bound by a
+// ClusterRoleBinding.
+func writeCheckRoles(b *bytes.Buffer, j Job, needs []access.Need, roleName, key string) error {
+	header := fmt.Sprintf("The permissions labrun check of %s needs in each target's namespace,\nderived from its steps (labrun rbac --mode check).", key)
+	shared, ok := sameInEach(needs)
+	if !ok {
+		if err := access.WriteRoles(b, needs, roleName, header); err != nil {
+			return err
+		}
+		return writeBindings(b, j, needs, roleName, roleName, "Role")
+	}
+	var cluster []access.Need
+	for _, n := range needs {
+		if n.Namespace == "" {
+			cluster = append(cluster, n)
+		}
+	}
+	if len(cluster) > 0 {
+		if err := access.WriteRoles(b, cluster, roleName, "The permissions labrun check of "+key+" needs cluster-wide,\nderived from its steps (labrun rbac --mode check)."); err != nil {
+			return err
+		}
+		b.WriteString("---\n")
+	}
+	header += "\nThey are the same in every one: one ClusterRole holds them, and a\nRoleBinding in each target's namespace grants them there alone."
+	if err := access.WriteRoles(b, shared, roleName+"-targets", header); err != nil {
+		return err
+	}
+	return writeBindings(b, j, needs, roleName, roleName+"-targets", "ClusterRole")
+}
+
+// sameInEach reports whether each namespace of needs (more than one)
+// needs the same permissions, for the same steps, and returns those,
+// namespace left out.
+func sameInEach(needs []access.Need) ([]access.Need, bool) {
+	byNS := map[string][]access.Need{}
+	var order []string
+	for _, n := range needs {
+		ns := n.Namespace
+		if ns == "" {
+			continue
+		}
+		if _, ok := byNS[ns]; !ok {
+			order = append(order, ns)
+		}
+		n.Namespace = ""
+		byNS[ns] = append(byNS[ns], n)
+	}
+	if len(order) < 2 {
+		return nil, false
+	}
+	first := byNS[order[0]]
+	for _, ns := range order[1:] {
+		if !reflect.DeepEqual(byNS[ns], first) {
+			return nil, false
+		}
+	}
+	return first, true
+}
+
+// writeBindings writes a binding of each namespace's permissions in
+// needs to the Job's ServiceAccount: a RoleBinding in each target's
+// namespace of nsRole, of kind nsKind (Role, or the one ClusterRole they
+// share), and a ClusterRoleBinding of the ClusterRole roleName when needs
 // has cluster-wide permissions.
-func bindings(j Job, needs []access.Need, roleName string) []any {
-	var out []any
+func writeBindings(b *bytes.Buffer, j Job, needs []access.Need, roleName, nsRole, nsKind string) error {
 	seen := map[string]bool{}
 	for _, n := range needs {
 		if seen[n.Namespace] {
@@ -228,15 +290,17 @@ func bindings(j Job, needs []access.Need, roleName string) []any {
 		seen[n.Namespace] = true
 		rb := roleBinding{
 			object:   object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Metadata: objectMeta{Name: roleName, Namespace: n.Namespace, Labels: labels(j.Name)}},
-			RoleRef:  roleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: roleName},
+			RoleRef:  roleRef{APIGroup: "rbac.authorization.k8s.io", Kind: nsKind, Name: nsRole},
 			Subjects: []subject{{Kind: "ServiceAccount", Name: j.Name, Namespace: j.Namespace}},
 		}
 		if n.Namespace == "" {
-			rb.Kind, rb.RoleRef.Kind = "ClusterRoleBinding", "ClusterRole"
+			rb.Kind, rb.RoleRef.Kind, rb.RoleRef.Name = "ClusterRoleBinding", "ClusterRole", roleName
 		}
-		out = append(out, rb)
+		if err := writeDoc(b, rb); err != nil {
+			return err
+		}
 	}
-	return out
+	return nil
 }
 
 // resultsRole is the Role that lets the Job's pods store their results
@@ -256,14 +320,18 @@ func resultsRole(j Job) []any {
 	}
 }
 
-// The pod's resources, from the peak memory of the labrun container
-// measured on the test cluster (docs/fleet.md): the request is what a pod
-// grading a shard of the small lab peaked at, so the scheduler counts
-// what the Job takes from the node, and the limits bound it, so a class's
-// Job cannot starve the learners' own pods of memory or CPU.
+// The pod's resources, from what the labrun container used on the test
+// cluster (docs/fleet.md): its memory cgroup peaked at 11.5-12.0 MB
+// grading a shard of 200-250 learners of the small lab (18.2 MB for a
+// node's first pod, which is charged for reading labrun's binary into the
+// page cache), and check --targets of 200 takes 0.57 s of CPU over its
+// 1.05 s. The requests are what the scheduler sets aside for the pod, so
+// the Job's pods count on the node like the learners' own; the limits
+// bound what a class's Job can take there (a pod's shard grades a little
+// slower at half a CPU), so it cannot starve the learners' pods.
 var podResources = map[string]any{
-	"requests": map[string]string{"cpu": "100m", "memory": "32Mi"},
-	"limits":   map[string]string{"cpu": "1", "memory": "128Mi"},
+	"requests": map[string]string{"cpu": "100m", "memory": "16Mi"},
+	"limits":   map[string]string{"cpu": "500m", "memory": "64Mi"},
 }
 
 // jobObject is the Indexed Job of j.Pods indexes, a shard of the n

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labrun/labrun/internal/cluster"
+	"github.com/labrun/labrun/runner/access"
 )
 
 // Every target is in exactly one shard, the one ShardOf names; shards are
@@ -83,6 +86,32 @@ func TestSize(t *testing.T) {
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// A class's namespaces that need the same rules share one ClusterRole
+// (bound in each by a RoleBinding); any difference, or a single
+// namespace, keeps a Role each. Cluster-wide needs are apart.
+func TestSameInEach(t *testing.T) {
+	need := func(ns, verb, res string, steps ...string) access.Need {
+		return access.Need{Access: cluster.Access{Verb: verb, Resource: res, Namespace: ns}, Steps: steps}
+	}
+	class := []access.Need{need("", "get", "nodes", "n"), need("a", "list", "configmaps", "answer"), need("a", "get", "pods", "p"),
+		need("b", "list", "configmaps", "answer"), need("b", "get", "pods", "p")}
+	shared, ok := sameInEach(class)
+	if !ok || len(shared) != 2 || shared[0].Namespace != "" || shared[0].Resource != "configmaps" || shared[1].Resource != "pods" {
+		t.Errorf("the same rules in a and b: %+v, %v", shared, ok)
+	}
+	for name, needs := range map[string][]access.Need{
+		"another verb":  {need("a", "list", "configmaps", "answer"), need("b", "get", "configmaps", "answer")},
+		"another step":  {need("a", "list", "configmaps", "answer"), need("b", "list", "configmaps", "other")},
+		"one more rule": {need("a", "list", "configmaps", "answer"), need("b", "list", "configmaps", "answer"), need("b", "get", "pods", "p")},
+		"one namespace": {need("a", "list", "configmaps", "answer")},
+		"cluster only":  {need("", "get", "nodes", "n")},
+	} {
+		if _, ok := sameInEach(needs); ok {
+			t.Errorf("%s: shared", name)
 		}
 	}
 }
