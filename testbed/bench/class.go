@@ -178,7 +178,7 @@ func (b *bench) makeClass(ctx context.Context, prefix, run string, n int) ([]str
 			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: answer, namespace: %s}\ndata: {value: %q}\n---\n", ns, run, ns, answer)
 	}
 	fmt.Fprintf(&m, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s, labels: {labrun-bench: %s}}\n", run, run)
-	_, err := b.kubectlRun(ctx, &m, "apply", "-f", "-")
+	_, err := b.kubectlRun(ctx, &m, "apply", "--server-side", "-f", "-")
 	return names, err
 }
 
@@ -293,7 +293,7 @@ func (b *bench) gradeJob(ctx context.Context, lab classLab, run, targets string,
 	}
 	stopMem := mem.start()
 	start := time.Now()
-	if _, err := b.kubectlRun(ctx, bytes.NewReader(render.stdout), "apply", "-f", "-"); err != nil {
+	if _, err := b.kubectlRun(ctx, bytes.NewReader(render.stdout), "apply", "--server-side", "-f", "-"); err != nil {
 		stopMem()
 		return grading{}, err
 	}
@@ -349,7 +349,7 @@ func (b *bench) jobFloor(ctx context.Context, run, namespace string) (Row, error
 			return Row{}, fmt.Errorf("fleet render: %v\n%s", err, tail(render.stderr))
 		}
 		start := time.Now()
-		if _, err := b.kubectlRun(ctx, bytes.NewReader(render.stdout), "apply", "-f", "-"); err != nil {
+		if _, err := b.kubectlRun(ctx, bytes.NewReader(render.stdout), "apply", "--server-side", "-f", "-"); err != nil {
 			return Row{}, err
 		}
 		c, err := runProc(ctx, []string{b.labrun, "fleet", "collect", "--kubeconfig", b.kubeconfig, "-n", run, "--job", name, "--wait", "5m", "--targets", targets},
