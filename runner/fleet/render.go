@@ -279,8 +279,11 @@ func sameInEach(needs []access.Need) ([]access.Need, bool) {
 // writeBindings writes a binding of each namespace's permissions in
 // needs to the Job's ServiceAccount: a RoleBinding in each target's
 // namespace of nsRole, of kind nsKind (Role, or the one ClusterRole they
-// share), and a ClusterRoleBinding of the ClusterRole roleName when needs
-// has cluster-wide permissions.
+// share), named as it, and a ClusterRoleBinding of the ClusterRole
+// roleName when needs has cluster-wide permissions. A binding's role
+// cannot change, so one of the shared ClusterRole has a name of its own:
+// a Job rendered for part of the class, whose namespace then has a Role,
+// is applied beside it.
 func writeBindings(b *bytes.Buffer, j Job, needs []access.Need, roleName, nsRole, nsKind string) error {
 	seen := map[string]bool{}
 	for _, n := range needs {
@@ -289,12 +292,12 @@ func writeBindings(b *bytes.Buffer, j Job, needs []access.Need, roleName, nsRole
 		}
 		seen[n.Namespace] = true
 		rb := roleBinding{
-			object:   object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Metadata: objectMeta{Name: roleName, Namespace: n.Namespace, Labels: labels(j.Name)}},
+			object:   object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Metadata: objectMeta{Name: nsRole, Namespace: n.Namespace, Labels: labels(j.Name)}},
 			RoleRef:  roleRef{APIGroup: "rbac.authorization.k8s.io", Kind: nsKind, Name: nsRole},
 			Subjects: []subject{{Kind: "ServiceAccount", Name: j.Name, Namespace: j.Namespace}},
 		}
 		if n.Namespace == "" {
-			rb.Kind, rb.RoleRef.Kind, rb.RoleRef.Name = "ClusterRoleBinding", "ClusterRole", roleName
+			rb.Kind, rb.RoleRef.Kind, rb.RoleRef.Name, rb.Metadata.Name = "ClusterRoleBinding", "ClusterRole", roleName, roleName
 		}
 		if err := writeDoc(b, rb); err != nil {
 			return err

@@ -313,8 +313,12 @@ func checkClassResults(t *testing.T, results []fleet.Result, targets []string, a
 
 // checkJobStatus: the Job completed, every shard stored its results (a
 // broken target is a result), the held shard on its second attempt.
+// collect ends once every shard stored its results, which the Job's end
+// follows: it is waited for.
 func checkJobStatus(ctx context.Context, t *testing.T, c *kube.Client, ns string) {
-	jobs, err := c.List(ctx, cluster.ObjectQuery{APIVersion: "batch/v1", Kind: "Job", Namespace: ns, Name: "labrun-fleet-e2e-fleet"})
+	jobs, err := c.Wait(ctx, cluster.ObjectQuery{APIVersion: "batch/v1", Kind: "Job", Namespace: ns, Name: "labrun-fleet-e2e-fleet"}, func(jobs []map[string]any) (bool, error) {
+		return len(jobs) == 1 && fleet.State(jobs[0]).Finished != "", nil
+	}, nil)
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("the Job: %v", err)
 	}
