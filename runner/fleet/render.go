@@ -213,7 +213,7 @@ func labels(name string) map[string]string {
 // writeCheckRoles writes the permissions labrun check needs for every
 // target (needs) and their bindings to the Job's ServiceAccount. When
 // each target's namespace needs the same rules, as a class's do, one
-// ClusterRole (roleName-targets) holds them and a RoleBinding in each
+// ClusterRole (SharedRoleName) holds them and a RoleBinding in each
 // namespace binds it there, where alone it grants them: half the objects
 // of a Role and a RoleBinding a namespace, for a class of hundreds to
 // apply. Otherwise each namespace has its Role (access.WriteRoles). The
@@ -241,11 +241,19 @@ func writeCheckRoles(b *bytes.Buffer, j Job, needs []access.Need, roleName, key 
 		b.WriteString("---\n")
 	}
 	header += "\nThey are the same in every one: one ClusterRole holds them, and a\nRoleBinding in each target's namespace grants them there alone."
-	if err := access.WriteRoles(b, shared, roleName+"-targets", header); err != nil {
+	if err := access.WriteRoles(b, shared, SharedRoleName(j), header); err != nil {
 		return err
 	}
-	return writeBindings(b, j, needs, roleName, roleName+"-targets", "ClusterRole")
+	return writeBindings(b, j, needs, roleName, SharedRoleName(j), "ClusterRole")
 }
+
+// SharedRoleName is the name of the ClusterRole that holds the rules every
+// target's namespace of Job j needs, and of its RoleBindings: the Job's
+// own, by its name and namespace, as ClusterRoles are cluster-wide, so
+// that another class's Job of the same lab, whose rules may differ, has
+// another. Delete it with the Job's namespace's objects when the class
+// is done: it is not in that namespace.
+func SharedRoleName(j Job) string { return j.Name + "-check-" + j.Namespace }
 
 // sameInEach reports whether each namespace of needs (more than one)
 // needs the same permissions, for the same steps, and returns those,

@@ -347,6 +347,7 @@ func (b *bench) gradeJob(ctx context.Context, lab classLab, run, targets string,
 	fmt.Fprintf(os.Stderr, "   sharded Job, parallel %d, %d pods: %.1f s; pods' peak memory read from their cgroups: %d of %d after a container ended\n",
 		parallel, g.pods, wall.Seconds(), g.mem.final, len(g.mem.pod))
 	b.kubectlRun(ctx, nil, "delete", "job", name, "-n", run, "--wait=false")
+	b.kubectlRun(ctx, nil, "delete", "clusterrole", fleet.SharedRoleName(fleet.Job{Name: name, Namespace: run}), "--ignore-not-found")
 	return g, err
 }
 

@@ -83,6 +83,7 @@ func TestFleetJob(t *testing.T) {
 		t.Fatalf("the rendered Job's ConfigMap does not list %s:\n%s", broken, job)
 	}
 	job = strings.Replace(job, broken, fmt.Sprintf("{namespace: %s, set: [expected=forty-two]}", targets[brokenAt]), 1)
+	deleteSharedRole(t, c, "labrun-fleet-e2e-fleet", run)
 	kubetest.ApplyInNamespace(ctx, t, c, run, "the rendered Job", job)
 
 	stopHeldPod(ctx, t, c, run, targets[heldAt])
@@ -143,6 +144,16 @@ func TestFleetJob(t *testing.T) {
 		t.Errorf("check --targets exited %d: want 2, the class of the one target not graded (config)", code)
 	}
 	checkClassResults(t, readResults(t, fanOut), targets, func(int) int { return 0 })
+}
+
+// deleteSharedRole deletes, when the test ends, the ClusterRole the Job
+// job of namespace ns shares among its targets' namespaces (if render
+// made one), which deleting the namespaces leaves.
+func deleteSharedRole(t *testing.T, c *kube.Client, job, ns string) {
+	t.Cleanup(func() {
+		name := fleet.SharedRoleName(fleet.Job{Name: job, Namespace: ns})
+		c.Delete(context.Background(), cluster.ObjectQuery{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: name}, cluster.DeleteRequest{IgnoreNotFound: true})
+	})
 }
 
 // importLabrunImage imports labrun's image into the nodes and returns its
@@ -412,6 +423,7 @@ func renderAndCollect(ctx context.Context, t *testing.T, c *kube.Client, bin, ru
 	if code != 0 {
 		t.Fatalf("labrun fleet render exited %d:\n%s", code, manifest)
 	}
+	deleteSharedRole(t, c, job, run)
 	kubetest.ApplyInNamespace(ctx, t, c, run, "the rendered Job", manifest)
 	code, out := runLabrun(t, bin, "fleet", "collect", "--kubeconfig", kubetest.Kubeconfig(t), "-n", run, "--job", job,
 		"--wait", "5m", "--targets", targetsFile, "--report", "json="+report)
