@@ -9,8 +9,8 @@ import (
 	"github.com/labrun/labrun/internal/lang/syntax"
 )
 
-// Grading, and the words labrun check and labrun test use for it, each
-// for one thing:
+// Grading, and the words labrun check, labrun test and labrun fleet use
+// for it, each for one thing:
 //
 //   - grade: what check does to a learner's file. It compares the file
 //     with the one its write step would write (a comparison), then checks
@@ -28,17 +28,27 @@ import (
 //     for them. A graded task is one whose status the check decides; the
 //     others are not started (none of their files exists) or not asked
 //     for (--task, --upto).
-//   - task status (TaskRecord.Status): the verdict on a graded task, or
-//     why a task was not graded.
+//   - task status (TaskRecord.Status): what became of a task: passed,
+//     failed (with its class), or why it was not graded.
 //   - support step: a step of a task not graded that check runs only
 //     because a graded task reads its result ("only read" in progress).
 //     It grades nothing: its write compares no file, and a failure there
 //     is the reading task's.
 //   - ungraded step: a step no graded task needs, which check skips
 //     (skipUngraded).
+//   - verdict (Verdict, verdict.go): what a check says of the learner's
+//     work as a whole: passed, wrong, or not graded, with the class that
+//     says why. Defined here once; fleet's results, the platforms' lines
+//     and the reports format it.
 //   - change (labtest.Change): in labrun test, a graded file with one value
-//     changed or one key removed (a mutant), graded again; its
-//     labtest.Verdict says whether check rejected it, naming the value.
+//     changed or one key removed (a mutant), graded again.
+//   - finding (labtest.Finding): what grading a change found of the grader
+//     (not of a learner): check rejected it naming the value, or the
+//     change survived.
+//   - target (fleet.Target): one learner's place to grade, a namespace or
+//     a kubeconfig context; its result (fleet.Result) is its verdict as
+//     one line. A shard (fleet.Shard) is the slice of a class's targets
+//     one pod of labrun fleet render's Job grades.
 
 // checkScope is the scope of labrun check on a playbook with tasks: the
 // tasks it grades (those asked for whose learner has started them), and

@@ -291,7 +291,7 @@ func TestBoardSortsInBrowser(t *testing.T) {
 	}
 	var wrong []string
 	for _, r := range results {
-		if r.Verdict == fleet.Wrong {
+		if r.Verdict == runner.VerdictWrong {
 			wrong = append(wrong, r.Target)
 		}
 	}
@@ -390,12 +390,12 @@ func TestLargeBoardInBrowser(t *testing.T) {
 	bin := browser.Need(t)
 	results := make([]fleet.Result, 1000)
 	for i := range results {
-		r := fleet.Result{Index: i, Target: fmt.Sprintf("learner-%04d", i), Verdict: fleet.Passed, Seconds: 0.05}
+		r := fleet.Result{Index: i, Target: fmt.Sprintf("learner-%04d", i), Verdict: runner.VerdictPassed, Seconds: 0.05}
 		for k := 1; k <= 8; k++ {
 			c := fleet.Case{Name: fmt.Sprintf("task %d: Task %d of the lab", k, k), Status: runner.Passed}
 			if (i+k)%(k+2) == 0 {
 				c.Status, c.Class, c.Message = runner.Failed, runner.ClassAssertion, fmt.Sprintf("answer.json: replicas is %d, expected 3 (hint: count again)", i%3)
-				r.Verdict, r.Class = fleet.Wrong, runner.ClassAssertion
+				r.Verdict, r.Class = runner.VerdictWrong, runner.ClassAssertion
 			} else {
 				r.Passed++
 			}

@@ -44,10 +44,10 @@ func (a *runArgs) printVerdict(o *runner.Outcome, stdout, stderr io.Writer) {
 	if a.platform == nil {
 		return
 	}
-	v := platform.FromOutcome(o)
-	a.platform.Write(stdout, v)
-	if v.Kind == platform.NotRun || v.Kind == platform.Broken {
-		fmt.Fprintf(stderr, "labrun %s: %s [%s]: %s\n", a.name, v.Subject, v.Class, v.Reason)
+	m := platform.MessageOf(o)
+	a.platform.Write(stdout, m)
+	if m.Verdict == runner.VerdictNotGraded && m.Class != "" {
+		fmt.Fprintf(stderr, "labrun %s: %s [%s]: %s\n", a.name, m.Subject, m.Class, m.Reason)
 	}
 }
 
@@ -62,5 +62,5 @@ func (a *runArgs) notChecked(stdout io.Writer, c runner.Class) {
 	if len(a.tasks) > 0 {
 		subject = "task " + strings.Join(a.tasks, ", ")
 	}
-	a.platform.Write(stdout, platform.Verdict{Kind: platform.Broken, Subject: subject, Class: c})
+	a.platform.Write(stdout, platform.Message{Verdict: runner.VerdictNotGraded, Subject: subject, Class: c})
 }

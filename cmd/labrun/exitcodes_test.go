@@ -164,7 +164,7 @@ func TestRepeatExit(t *testing.T) {
 	broken := func(c runner.Class) labtest.Figures {
 		return labtest.Figures{Runs: 2, Failed: 2, Failures: []labtest.Failure{{Run: 1, Class: c}, {Run: 2, Class: runner.ClassAssertion}}}
 	}
-	survivor := []labtest.Change{{Verdict: labtest.Survived}}
+	survivor := []labtest.Change{{Finding: labtest.Survived}}
 	for _, tc := range []struct {
 		name    string
 		tasks   []labtest.Figures

@@ -7,9 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -17,7 +14,6 @@ import (
 	"github.com/labrun/labrun/cmd/labrun/internal/report"
 	"github.com/labrun/labrun/internal/boundary/cluster"
 	"github.com/labrun/labrun/internal/lang/eval"
-	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/access"
 	"github.com/labrun/labrun/runner/fleet"
@@ -25,24 +21,30 @@ import (
 
 const fleetUsage = `Usage: labrun fleet render PLAYBOOK --targets FILE [flags]
        labrun fleet collect --job NAME [flags]
+       labrun fleet grade PLAYBOOK --targets FILE --shard I/N --job NAME [flags]
 
-Grades a class inside the cluster, as one Indexed Job with an index per
-target of the targets file (its namespaces): the same check of each
-target as labrun check --targets does (docs/fleet.md).
+Grades a class inside the cluster, as one Indexed Job whose pods each
+grade a shard of the targets of the targets file (its namespaces): the
+same check of each target as labrun check --targets does, by the same
+function (docs/fleet.md).
 
 render prints, as YAML kubectl applies, the Job's ServiceAccount, a
 ConfigMap with the playbook and the targets file, the Roles labrun check
 needs in each target's namespace (derived from the steps, as labrun rbac
-does) bound to the ServiceAccount, and the Job: an index per target,
-each retried after an infrastructure error (exit 3, 4, or a stopped pod)
-and failed at once on a broken playbook or permission (exit 2).
+does) bound to the ServiceAccount, the Role that lets the pods store
+their results (create ConfigMaps in the Job's namespace), and the Job: a
+shard per index, each retried when its pod dies before its results are
+stored.
 
-collect reads the results the Job's pods left as their termination
-messages (it needs get on the Job and list on pods in its namespace) and
-prints the table check --targets prints; --report writes the JSON lines,
-the JUnit suites and the class board (html). With --wait it first waits for the Job to end.
-Exit 0 when every target was graded, right or wrong, else as check
---targets.
+grade is what each pod runs: it checks the targets of its shard, as
+check --targets does, and stores their results in a new ConfigMap.
+
+collect reads the results the shards stored (it needs get on the Job and
+list on ConfigMaps and pods in its namespace; the results outlast the
+pods and the Job) and prints the table check --targets prints; --report
+writes the JSON lines and the JUnit suites. A target with no result is
+missing. With --wait it first waits for the Job to end. Exit 0 when
+every target was graded, right or wrong, else as check --targets.
 
 `
 
@@ -56,11 +58,13 @@ func fleetCmd(args []string, stdout, stderr io.Writer) int {
 		return fleetRender(args[1:], stdout, stderr)
 	case "collect":
 		return fleetCollect(args[1:], stdout, stderr)
+	case "grade":
+		return fleetGrade(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, fleetUsage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "labrun fleet: unknown subcommand %q: expected render or collect\n", args[0])
+	fmt.Fprintf(stderr, "labrun fleet: unknown subcommand %q: expected render, collect or grade\n", args[0])
 	return exitInvalid
 }
 
@@ -74,9 +78,10 @@ func fleetRender(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&j.Name, "name", "", "the name of the Job, its ServiceAccount and ConfigMap (default labrun-PLAYBOOK-fleet)")
 	fs.StringVarP(&j.Namespace, "namespace", "n", "labrun", "the namespace the Job runs in")
 	fs.StringVar(&j.Image, "image", "labrun.local/labrun:latest", "labrun's image (make image)")
-	fs.IntVar(&j.Parallelism, "parallel", 4, "how many targets are checked at once")
-	fs.IntVar(&j.BackoffLimitPerIndex, "retries", 2, "how many times a target is checked again after an infrastructure error")
-	fs.IntVar(&j.MaxFailedIndexes, "max-failed", 0, "stop the Job when more targets than this cannot be graded (default: a tenth of them, at least 1)")
+	parallel := fs.Int("parallel", fleet.DefaultParallel, "how many targets are checked at once in all: each pod checks "+fmt.Sprint(fleet.DefaultParallel)+" at once (fewer when this is lower), so this allows this/"+fmt.Sprint(fleet.DefaultParallel)+" pods at once")
+	fs.IntVar(&j.Pods, "pods", 0, "cut the targets into this many shards, one pod each (default: as many as keep each pod grading for longer than it takes to start, "+fleet.PodStartup.String()+", by the playbook's steps' typical costs, and at most as many as --parallel runs at once; at most "+fmt.Sprint(fleet.MaxShardTargets)+" targets a pod)")
+	fs.IntVar(&j.BackoffLimitPerIndex, "retries", 2, "how many times a shard is graded again after its pod died before storing its results")
+	fs.IntVar(&j.MaxFailedIndexes, "max-failed", 0, "stop the Job when more shards than this fail (default: a tenth of them, at least 1)")
 	fs.DurationVar(&j.Timeout, "timeout", 5*time.Minute, "time limit of one target's check")
 	includes := fs.StringArray("include", nil, "carry this file the playbook reads (a schema, say), by its `PATH` from the playbook's directory, to the same place in the pods; repeatable")
 	outputs := fs.String("outputs", "", "`VAR=DIR`: carry each learner's files, DIR/<target name>/, to its pod, and set its playbook variable VAR to their directory there (as check --targets --outputs)")
@@ -110,14 +115,24 @@ func fleetRender(args []string, stdout, stderr io.Writer) int {
 	if j.Name == "" {
 		j.Name = access.RoleName(plan.Playbook.Name, "fleet")
 	}
+	if *parallel < 1 {
+		fmt.Fprintf(stderr, "labrun fleet render: --parallel %d: expected at least 1\n", *parallel)
+		return exitInvalid
+	}
+	sz, err := fleet.Size(len(ts.List), *parallel, j.Pods, fleet.CheckCost(plan))
+	if err != nil {
+		fmt.Fprintf(stderr, "labrun fleet render: %v\n", err)
+		return exitInvalid
+	}
+	j.Pods, j.Parallelism, j.PerPod = sz.Pods, sz.AtOnce, sz.PerPod
 	if j.MaxFailedIndexes == 0 {
-		j.MaxFailedIndexes = max(1, len(ts.List)/10)
+		j.MaxFailedIndexes = max(1, j.Pods/10)
 	}
 	if j.PlaybookData, err = os.ReadFile(j.Playbook); err == nil {
 		j.TargetsData, err = os.ReadFile(*targets)
 	}
 	if err == nil {
-		err = carryFiles(&j, ts, *includes)
+		err = fleet.CarryFiles(&j, ts, *includes)
 	}
 	if err == nil {
 		err = fleet.Render(stdout, j, ts, needs, access.RoleName(plan.Playbook.Name, "check"))
@@ -129,51 +144,6 @@ func fleetRender(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// carryFiles reads the files the Job's ConfigMaps carry besides the
-// playbook and the targets file: the included ones and the learners'.
-// The playbook is then loaded, for the first target, from a copy of what
-// the pods will have, so that a file it reads and nobody included is
-// found here, not in every pod.
-func carryFiles(j *fleet.Job, ts *fleet.Targets, includes []string) error {
-	for _, p := range includes {
-		if !filepath.IsLocal(p) {
-			return fmt.Errorf("--include %s: expected a path inside the playbook's directory, relative to it", p)
-		}
-		data, err := os.ReadFile(filepath.Join(filepath.Dir(j.Playbook), p))
-		if err != nil {
-			return fmt.Errorf("--include %s: %w", p, err)
-		}
-		j.Includes = append(j.Includes, fleet.File{Path: filepath.ToSlash(filepath.Clean(p)), Data: data})
-	}
-	if ts.OutputsVar != "" {
-		var err error
-		if j.Outputs, err = fleet.ReadOutputs(ts); err != nil {
-			return err
-		}
-		j.OutputsVar = ts.OutputsVar
-	}
-	stage, err := os.MkdirTemp("", "labrun-fleet-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(stage)
-	files := append([]fleet.File{{Path: filepath.Base(j.Playbook), Data: j.PlaybookData}}, j.Includes...)
-	for _, f := range files {
-		p := filepath.Join(stage, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
-			return err
-		}
-	}
-	if _, err := runner.Load(filepath.Join(stage, files[0].Path), ts.Options(ts.List[0], runner.Options{Set: j.Set})); err != nil {
-		return fmt.Errorf("the Job's pods could not load the playbook with only the files it carries (give each file the playbook reads with --include PATH):\n%s",
-			strings.ReplaceAll(err.Error(), stage+string(filepath.Separator), ""))
-	}
-	return nil
-}
-
 // fleetCollect is labrun fleet collect.
 func fleetCollect(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("fleet collect", stderr, fleetUsage+"Flags of collect:\n")
@@ -182,7 +152,7 @@ func fleetCollect(args []string, stdout, stderr io.Writer) int {
 	namespace := fs.StringP("namespace", "n", "labrun", "the Job's namespace")
 	targets := fs.String("targets", "", "the targets file the Job was rendered from: names the targets that left no result")
 	wait := fs.Duration("wait", 0, "first wait up to this long for the Job to end, printing its progress")
-	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json (a line per target), junit or html (the class board); repeatable")
+	reports := fs.StringArray("report", nil, "write a report: FORMAT=FILE with FORMAT json (a line per target) or junit; repeatable")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then /etc/rancher/k3s/k3s.yaml)")
 	fs.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default: its current context)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -212,15 +182,13 @@ func fleetCollect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labrun fleet collect: %v\n", err)
 		return exitInvalid
 	}
-	results, job, code := collectJob(ctx, c, *namespace, *name, *wait, names, stdout, stderr)
-	if results == nil {
-		return code
+	results, err := fleet.CollectJob(ctx, c, *namespace, *name, *wait, names, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "labrun fleet collect: %s\n", eval.FirstLine(err.Error()))
+		return collectErrorExit(err)
 	}
 	writeTable(stdout, results, 0)
-	about := board.About{Version: thisVersion(), Playbook: job.Playbook, Source: fmt.Sprintf("Job %s/%s (fleet collect)", *namespace, *name), Started: job.Started}
-	if !job.Started.IsZero() && !job.Ended.IsZero() {
-		about.Seconds = job.Ended.Sub(job.Started).Seconds()
-	}
+	about := board.About{Version: thisVersion(), Source: fmt.Sprintf("Job %s/%s (fleet collect)", *namespace, *name)}
 	for _, rq := range reqs {
 		if err := report.WriteFleet(rq.format, rq.path, results, about); err != nil {
 			fmt.Fprintf(stderr, "labrun fleet collect: cannot write %s report: %v\n", rq.format, err)
@@ -230,87 +198,16 @@ func fleetCollect(args []string, stdout, stderr io.Writer) int {
 	return fleetExit(ctx, results)
 }
 
-// collectJob reads the Job (waiting up to wait for it to end) and its
-// pods, and merges their results; job is the Job's state. On failure,
-// results is nil and code the exit code.
-func collectJob(ctx context.Context, c cluster.Cluster, namespace, name string, wait time.Duration, names []string, stdout, stderr io.Writer) (results []fleet.Result, job fleet.JobState, code int) {
-	q := cluster.ObjectQuery{APIVersion: "batch/v1", Kind: "Job", Namespace: namespace, Name: name}
-	var jobs []map[string]any
-	var err error
-	if wait > 0 {
-		wctx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		last := "no job of that name yet"
-		jobs, err = c.Wait(wctx, q, func(objs []map[string]any) (bool, error) {
-			return len(objs) > 0 && fleet.State(objs[0]).Finished != "", nil
-		}, func(objs []map[string]any) {
-			if len(objs) == 0 {
-				return
-			}
-			s := fleet.State(objs[0])
-			if line := fmt.Sprintf("job %s/%s: %d of %d indexes succeeded, %d failed", namespace, name, s.Succeeded, s.Completions, len(indexList(s.FailedIndexes))); line != last {
-				fmt.Fprintln(stdout, line)
-				last = line
-			}
-		})
-		if err != nil && wctx.Err() != nil && ctx.Err() == nil {
-			fmt.Fprintf(stderr, "labrun fleet collect: job %s/%s did not end within %s; last seen: %s\n", namespace, name, wait, last)
-			return nil, job, exitTimeout
-		}
-	} else {
-		jobs, err = c.List(ctx, q)
-	}
-	if err == nil && len(jobs) == 0 {
-		err = fmt.Errorf("no job %s in namespace %s", name, namespace)
-	}
-	var pods []map[string]any
-	if err == nil {
-		pods, err = c.List(ctx, cluster.ObjectQuery{APIVersion: "v1", Kind: "Pod", Namespace: namespace, Selector: fleet.LabelJobName + "=" + name})
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "labrun fleet collect: %s\n", eval.FirstLine(err.Error()))
-		return nil, job, collectErrorExit(err)
-	}
-	s := fleet.State(jobs[0])
-	fmt.Fprint(stdout, visible.Text(fmt.Sprintf("job %s/%s: %s; failed indexes: %s\n", namespace, name, orText(s.Finished, "running"), orText(s.FailedIndexes, "none"))))
-	return fleet.Collect(s.Completions, pods, names), s, exitOK
-}
-
 // collectErrorExit is the exit code of a failed read of the Job: as for a
-// step's failure of its class.
+// step's failure of its class; a Job that did not end in time, 4.
 func collectErrorExit(err error) int {
 	var tr *cluster.TransientError
-	if errors.As(err, &tr) {
+	var we *fleet.WaitError
+	switch {
+	case errors.As(err, &we):
+		return exitTimeout
+	case errors.As(err, &tr):
 		return exitTransport
 	}
 	return exitInvalid
-}
-
-// indexList is the indexes of a Job's list of them, "1,3-5".
-func indexList(s string) []int {
-	var out []int
-	for part := range strings.SplitSeq(s, ",") {
-		from, to, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(from)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(to); err != nil {
-				continue
-			}
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-func orText(s, empty string) string {
-	if s == "" {
-		return empty
-	}
-	return s
 }

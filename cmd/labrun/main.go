@@ -41,7 +41,7 @@ Usage:
   labrun test PLAYBOOK [flags]      prove the grader: solve, check, change each value of each file (each change must fail), write each file other ways (each must pass); --repeat N: every task must pass every run
   labrun validate PLAYBOOK...       check playbooks without a cluster and print their plans
   labrun rbac PLAYBOOK [flags]      print the Roles granting the Kubernetes permissions the playbook needs, and what else it needs
-  labrun fleet render|collect ...   grade a class as one Indexed Job: print the Job, merge its results
+  labrun fleet render|collect ...   grade a class as one Indexed Job of shards: print the Job, merge the results they stored
   labrun eval PLAYBOOK EXPR...      evaluate expressions on the results a run left in the journal
   labrun schema [--install DIR]     print the playbook JSON Schema, or install it for editors
   labrun actions [NAME]             list actions (what a step changes, spec fields, result) and functions

@@ -235,6 +235,13 @@ type runFlags struct {
 	quiet                   bool
 	timeout                 time.Duration
 	kubeconfig, kubeContext string
+	// connections is how many clients' worth of requests a connection
+	// may make at once (kube.DefaultQPS and DefaultBurst times it; 0 is
+	// 1): a check of many targets (check --targets --parallel N) shares
+	// one connection among N/4 clients' worth of checks, as many as the
+	// pods of fleet render's Job at the same --parallel, each with its
+	// own connection.
+	connections int
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -252,7 +259,9 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 // connection after. The API server's warnings go to stderr escaped, as
 // every message does.
 func (f *runFlags) connect(context string) func() (cluster.Cluster, error) {
-	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: context, Warnings: visible.Writer(os.Stderr)})
+	n := max(f.connections, 1)
+	return kube.Lazy(kube.ConnectOptions{Kubeconfig: f.kubeconfig, Context: context, Warnings: visible.Writer(os.Stderr),
+		QPS: kube.DefaultQPS * float32(n), Burst: kube.DefaultBurst * n})
 }
 
 // contextNamespace is the namespace labrun run and check give the steps

@@ -130,7 +130,7 @@ func testCmd(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}
 	for _, c := range res.Changes {
-		if c.Verdict != labtest.Rejected || rf.verbose {
+		if c.Finding != labtest.Rejected || rf.verbose {
 			// a change names a learner's key and value, and why
 			fmt.Fprintln(stdout, visible.Text(c.String()))
 		}

@@ -2,15 +2,12 @@ package fleet
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/labrun/labrun/runner"
-	"gopkg.in/yaml.v3"
 )
 
 func writeFile(t *testing.T, name, text string) string {
@@ -63,7 +60,7 @@ func TestReadTargetsRefuses(t *testing.T) {
 // A result with long messages is cut to fit a termination message, and
 // reads back as written.
 func TestResultLineFits(t *testing.T) {
-	r := Result{Target: "a", Verdict: Wrong, Class: runner.ClassAssertion, Exit: 1, FirstFailure: strings.Repeat("é", 400)}
+	r := Result{Target: "a", Verdict: runner.VerdictWrong, Class: runner.ClassAssertion, Exit: 1, FirstFailure: strings.Repeat("é", 400)}
 	for range 60 {
 		r.Cases = append(r.Cases, Case{Name: strings.Repeat("t", 50), Status: runner.Failed, Message: strings.Repeat("m", 300)})
 	}
@@ -78,7 +75,7 @@ func TestResultLineFits(t *testing.T) {
 	if err != nil || !back.Truncated || back.Target != "a" || len(back.Cases) == 0 {
 		t.Fatalf("read back %+v, %v", back, err)
 	}
-	small := Result{Target: "b", Verdict: Passed, Cases: []Case{{Name: "task 1", Status: runner.Passed}}}
+	small := Result{Target: "b", Verdict: runner.VerdictPassed, Cases: []Case{{Name: "task 1", Status: runner.Passed}}}
 	line, _ = small.Line()
 	if back, _ := ParseLine(line); back.Truncated || len(back.Cases) != 1 {
 		t.Errorf("a small result changed: %s", line)
@@ -91,7 +88,7 @@ func TestResultLineFits(t *testing.T) {
 // the line reads back as written.
 func TestResultLineEscapes(t *testing.T) {
 	msg := strings.Repeat("\u202e\u009b\x7f\x1b", 1000)
-	r := Result{Target: "a", Verdict: Wrong, Class: runner.ClassAssertion, Exit: 1, FirstFailure: msg}
+	r := Result{Target: "a", Verdict: runner.VerdictWrong, Class: runner.ClassAssertion, Exit: 1, FirstFailure: msg}
 	line, err := r.Line()
 	if err != nil {
 		t.Fatal(err)
@@ -102,40 +99,6 @@ func TestResultLineEscapes(t *testing.T) {
 	back, err := ParseLine(line)
 	if err != nil || !strings.HasPrefix(msg, strings.TrimSuffix(back.FirstFailure, "…")) {
 		t.Fatalf("read back %q, %v", back.FirstFailure, err)
-	}
-}
-
-// Collect reads pods as the test cluster listed them (testdata/pods.json:
-// kubectl get pods -o json of a Job of three indexes whose index 0 was
-// deleted mid-check, index 1 a wrong answer, index 2 a broken target): a
-// retried index takes
-// the pod that succeeded, a failed one its result, one with no pod is
-// missing.
-func TestCollect(t *testing.T) {
-	data, err := os.ReadFile("testdata/pods.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pods []map[string]any
-	if err := json.Unmarshal(data, &pods); err != nil {
-		t.Fatal(err)
-	}
-	got := Collect(4, pods, []string{"l0", "l1", "l2", "l3"})
-	want := []struct {
-		target   string
-		verdict  Verdict
-		attempts int
-	}{{"cap-0", Passed, 2}, {"cap-1", Wrong, 1}, {"cap-2", NotGraded, 1}, {"l3", Missing, 0}}
-	for i, w := range want {
-		if g := got[i]; g.Index != i || g.Target != w.target || g.Verdict != w.verdict || g.Attempts != w.attempts {
-			t.Errorf("index %d: got %+v, want %+v", i, g, w)
-		}
-	}
-	if c := Count(got); c != (Counts{Passed: 1, Wrong: 1, NotGraded: 1, Missing: 1}) {
-		t.Errorf("counts %+v", c)
-	}
-	if c := WorstClass(got); c != runner.ClassTransport {
-		t.Errorf("worst class %q: a missing result counts as the cluster's", c)
 	}
 }
 
@@ -161,22 +124,24 @@ func TestOutputs(t *testing.T) {
 	if o := ts.Options(ts.List[2], runner.Options{}); strings.Join(o.Set, " ") != "ns=c out="+filepath.Join(dir, "c") {
 		t.Errorf("options of c: %v", o.Set)
 	}
-	files, err := ReadOutputs(ts)
+	// two shards: a in the first, b and c in the second; each file under
+	// its target's index, at its shard's directory
+	files, err := ReadOutputs(ts, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, f := range files {
-		got = append(got, outputsKey(f)+"="+f.Path+":"+string(f.Data))
+		got = append(got, f.Key+"="+f.Path+":"+string(f.Data))
 	}
-	want := "0=0/.index: 0.answer.json=0/a/answer.json:a/answer.json 1=1/.index: 1.x.json=1/b/x.json:b/x.json 2=2/.index:"
+	want := "shard-0=0/.shard: 0.answer.json=0/a/answer.json:a/answer.json shard-1=1/.shard: 1.x.json=1/b/x.json:b/x.json"
 	if strings.Join(got, " ") != want {
 		t.Errorf("ReadOutputs:\ngot  %s\nwant %s", strings.Join(got, " "), want)
 	}
 	if err := os.Mkdir(filepath.Join(dir, "b", "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadOutputs(ts); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := ReadOutputs(ts, 2); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a directory in a learner's files: %v", err)
 	}
 	// A learner's directory that is a link leads anywhere: refused, not
@@ -191,7 +156,7 @@ func TestOutputs(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(dir, "b")); err != nil {
 		t.Fatal(err)
 	}
-	if files, err := ReadOutputs(ts); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if files, err := ReadOutputs(ts, 2); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("a learner's directory that is a link: %v, %d files", err, len(files))
 	}
 }
@@ -223,46 +188,6 @@ func TestCaseHints(t *testing.T) {
 		}
 		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 			t.Errorf("hints %q, want %q", got, tt.want)
-		}
-	}
-}
-
-// State reads, besides a Job's progress, what the class board says of
-// its grading: the playbook its pods check (from the Job render makes)
-// and when it started and ended: completionTime for a Job that completed,
-// the Failed condition's time for one that failed.
-func TestStateOfJob(t *testing.T) {
-	data, err := yaml.Marshal(jobObject(Job{Name: "g", Namespace: "grading", Image: "labrun"}, "lab.yaml", 3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var job map[string]any
-	if err := yaml.Unmarshal(data, &job); err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		status     string
-		finished   string
-		start, end string
-	}{
-		{`{"startTime": "2025-12-07T03:00:00Z", "completionTime": "2025-12-07T03:00:12Z", "succeeded": 3,
-		  "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": "2025-12-07T03:00:12Z"}]}`,
-			"Complete", "2025-12-07T03:00:00Z", "2025-12-07T03:00:12Z"},
-		{`{"startTime": "2025-12-07T03:00:00Z", "failed": 1, "failedIndexes": "1",
-		  "conditions": [{"type": "FailureTarget", "status": "True", "lastTransitionTime": "2025-12-07T03:00:05Z"},
-		                 {"type": "Failed", "status": "True", "lastTransitionTime": "2025-12-07T03:00:07Z"}]}`,
-			"Failed", "2025-12-07T03:00:00Z", "2025-12-07T03:00:07Z"},
-		{`{"startTime": "2025-12-07T03:00:00Z", "active": 2}`, "", "2025-12-07T03:00:00Z", "0001-01-01T00:00:00Z"},
-	} {
-		var status map[string]any
-		if err := json.Unmarshal([]byte(tt.status), &status); err != nil {
-			t.Fatal(err)
-		}
-		job["status"] = status
-		s := State(job)
-		if s.Playbook != mountDir+"/lab.yaml" || s.Finished != tt.finished ||
-			s.Started.Format(time.RFC3339) != tt.start || s.Ended.Format(time.RFC3339) != tt.end || s.Completions != 3 {
-			t.Errorf("State of %s: %+v", tt.status, s)
 		}
 	}
 }

@@ -12,15 +12,18 @@ import (
 )
 
 // File is a file a Job's ConfigMap carries: its path in the volume and
-// its bytes.
+// its bytes; Key is its key in the ConfigMap, when not derived from the
+// path.
 type File struct {
 	Path string
 	Data []byte
+	Key  string
 }
 
 // outputsMount is where a Job's pod finds the learners' files: the
-// outputs ConfigMap's directory of the pod's own index, mounted by
-// subPathExpr, holding <target name>/<file>.
+// outputs ConfigMap's directory of the pod's own shard, mounted by
+// subPathExpr, holding <target name>/<file> for each target of the
+// shard.
 const outputsMount = "/outputs"
 
 // maxConfigMap is the most a ConfigMap's data may hold.
@@ -42,35 +45,40 @@ func (ts *Targets) SetOutputs(flag string) error {
 
 // ReadOutputs reads each target's files (OutputsDir/<name>/, its output
 // directory: files, not directories, but for labrun's own state) as the
-// Job's outputs ConfigMap carries them: the file at <index>/<name>/<file>,
-// and an empty <index>/.index, so the index's directory exists even for a
-// learner with no files (whose check then finds none, as check --targets
+// Job's outputs ConfigMap carries them, cut by shard (shards of them): the
+// file at <shard>/<name>/<file> under the key <index>.<file>, and an
+// empty <shard>/.shard, so the shard's directory exists even when none of
+// its learners has files (whose check then finds none, as check --targets
 // does). A directory that is missing is a learner with no files.
-func ReadOutputs(ts *Targets) ([]File, error) {
+func ReadOutputs(ts *Targets, shards int) ([]File, error) {
 	var out []File
 	size := 0
-	for i, t := range ts.List {
-		prefix := strconv.Itoa(i)
-		out = append(out, File{Path: prefix + "/.index"})
-		files, err := readLearner(filepath.Join(ts.OutputsDir, t.Name), prefix+"/"+t.Name+"/")
-		if err != nil {
-			return nil, fmt.Errorf("target %q: %w", t.Name, err)
-		}
-		for _, f := range files {
-			if size += len(f.Data) + len(outputsKey(f)); size > maxConfigMap {
-				return nil, fmt.Errorf("the learners' files under %s pass %d bytes, the most a ConfigMap holds: grade this class with check --targets", ts.OutputsDir, maxConfigMap)
+	for k := range shards {
+		shard := strconv.Itoa(k)
+		out = append(out, File{Path: shard + "/.shard", Key: "shard-" + shard})
+		for _, i := range (Shard{Index: k, Of: shards}).Indexes(len(ts.List)) {
+			t := ts.List[i]
+			files, err := readLearner(filepath.Join(ts.OutputsDir, t.Name), shard+"/"+t.Name+"/", strconv.Itoa(i)+".")
+			if err != nil {
+				return nil, fmt.Errorf("target %q: %v", t.Name, err)
 			}
+			for _, f := range files {
+				if size += len(f.Data) + len(f.Key); size > maxConfigMap {
+					return nil, fmt.Errorf("the learners' files under %s pass %d bytes, the most a ConfigMap holds: grade this class with check --targets", ts.OutputsDir, maxConfigMap)
+				}
+			}
+			out = append(out, files...)
 		}
-		out = append(out, files...)
 	}
 	return out, nil
 }
 
-// readLearner reads one learner's files, each at prefix + its name. The
+// readLearner reads one learner's files, each at prefix + its name, under
+// the key keyPrefix + its name. The
 // directory is untrusted: it is opened as a root (a link in its place
 // refused) and each file read through it, so a file swapped for a link
 // after the listing cannot lead out.
-func readLearner(dir, prefix string) ([]File, error) {
+func readLearner(dir, prefix, keyPrefix string) ([]File, error) {
 	d, err := outdir.Open(dir)
 	if err != nil {
 		return nil, err
@@ -98,17 +106,7 @@ func readLearner(dir, prefix string) ([]File, error) {
 		if !utf8.Valid(data) {
 			return nil, fmt.Errorf("%s is not UTF-8 text, which a ConfigMap's data is", path)
 		}
-		out = append(out, File{Path: prefix + e.Name(), Data: data})
+		out = append(out, File{Path: prefix + e.Name(), Data: data, Key: keyPrefix + e.Name()})
 	}
 	return out, nil
-}
-
-// outputsKey is the ConfigMap key of an outputs file: its index, a dot,
-// its name (the first dot parts them), or the index alone for .index.
-func outputsKey(f File) string {
-	index, rest, _ := strings.Cut(f.Path, "/")
-	if rest == ".index" {
-		return index
-	}
-	return index + "." + filepath.Base(rest)
 }

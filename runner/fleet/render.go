@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -16,14 +17,18 @@ import (
 )
 
 // Job is what labrun fleet render needs to print the Indexed Job that
-// grades every target of a targets file inside the cluster.
+// grades every target of a targets file inside the cluster: an index per
+// shard of the targets, each graded by one pod.
 type Job struct {
 	Name, Namespace, Image string
-	// Parallelism is how many indexes run at once.
-	Parallelism int
-	// BackoffLimitPerIndex is how many times an index is retried after
-	// an infrastructure error; MaxFailedIndexes how many indexes may fail
-	// before the Job stops (a broken playbook fails them all).
+	// Pods is how many shards the targets are cut into (the Job's
+	// completions), Parallelism how many of their pods run at once, and
+	// PerPod how many targets each pod checks at once (Size).
+	Pods, Parallelism, PerPod int
+	// BackoffLimitPerIndex is how many times a shard is retried after
+	// its pod failed (stopped, out of memory, its results not stored);
+	// MaxFailedIndexes how many shards may fail before the Job stops (a
+	// Job whose pods cannot store their results fails them all).
 	BackoffLimitPerIndex, MaxFailedIndexes int
 	// Timeout bounds one target's check (labrun check --timeout): a
 	// check that hangs ends with exit 4 and is retried.
@@ -48,13 +53,13 @@ type Job struct {
 
 // The paths inside the pod.
 const (
-	mountDir     = "/lab"
-	targetsKey   = "targets.yaml"
-	terminateLog = "/dev/termination-log"
+	mountDir   = "/lab"
+	targetsKey = "targets.yaml"
 )
 
-// Exit codes of labrun check --targets, which the Job's podFailurePolicy
-// reads (docs/exit-codes.md): a target graded, right or wrong, exits 0.
+// Exit codes of labrun fleet grade, a pod of the Job, which the Job's
+// podFailurePolicy reads (docs/fleet.md): a shard whose every target has
+// its result stored, whatever the verdicts, exits 0.
 const (
 	exitConfig    = 2
 	exitTransport = 3
@@ -91,14 +96,16 @@ var configKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
 // Render writes the Job's objects, as YAML kubectl applies: its
 // ServiceAccount, the ConfigMap with the playbook and the targets, the
 // Roles needs asks for (access.WriteRoles, named roleName) with a binding
-// of each to the ServiceAccount, and the Indexed Job.
+// of each to the ServiceAccount, the Role that lets the pods store their
+// results, and the Indexed Job.
 func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName string) error {
 	key := filepath.Base(j.Playbook)
 	if !configKey.MatchString(key) || key == targetsKey {
 		return fmt.Errorf("the playbook's file name %q cannot be a ConfigMap key (letters, digits, '-', '_', '.'; not %s)", key, targetsKey)
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# labrun fleet render: grade %d targets of %s with playbook %s,\n# one index of an Indexed Job per target (docs/fleet.md).\n", len(ts.List), filepath.Base(ts.File), key)
+	fmt.Fprintf(&b, "# labrun fleet render: grade %d targets of %s with playbook %s\n# in an Indexed Job of %s, a shard of the targets each (docs/fleet.md).\n",
+		len(ts.List), filepath.Base(ts.File), key, plural(j.Pods, "pod"))
 	meta := objectMeta{Name: j.Name, Namespace: j.Namespace, Labels: labels(j.Name)}
 	lab := map[string]string{key: string(j.PlaybookData), targetsKey: string(j.TargetsData)}
 	for i, f := range j.Includes {
@@ -114,7 +121,7 @@ func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName strin
 	if j.OutputsVar != "" {
 		data := map[string]string{}
 		for _, f := range j.Outputs {
-			data[outputsKey(f)] = string(f.Data)
+			data[f.Key] = string(f.Data)
 		}
 		om := meta
 		om.Name = outputsName(j)
@@ -126,12 +133,12 @@ func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName strin
 		}
 	}
 	b.WriteString("---\n")
-	header := fmt.Sprintf("The permissions labrun check of %s needs in each target's namespace,\nderived from its steps (labrun rbac --mode check).", key)
-	if err := access.WriteRoles(&b, needs, roleName, header); err != nil {
+	if err := writeCheckRoles(&b, j, needs, roleName, key); err != nil {
 		return err
 	}
-	for _, rb := range bindings(j, needs, roleName) {
-		if err := writeDoc(&b, rb); err != nil {
+	b.WriteString("---\n" + resultsComment)
+	for _, d := range resultsRole(j) {
+		if err := writeDoc(&b, d); err != nil {
 			return err
 		}
 	}
@@ -160,14 +167,25 @@ func labItems(j Job, key string) []keyToPath {
 	return items
 }
 
-// jobComment says what the podFailurePolicy does, above the Job.
-const jobComment = `# Each index checks one target and writes its result line as the pod's
-# termination message, which labrun fleet collect reads. A target graded,
-# right or wrong, exits 0. Exit 2 (a broken playbook or target, a missing
-# permission) fails the index at once: a retry would fail the same way.
-# Exit 3 (the cluster did not answer), 4 (time ran out) and 130 (the pod
-# was stopped) are retried up to backoffLimitPerIndex; a disruption
-# (eviction, preemption) is retried without counting.
+// resultsComment says what the results Role is for, above it.
+const resultsComment = `# The pods store each shard's results in a ConfigMap of this namespace,
+# created once (NAME-<the Job's UID>-<shard>), where they outlast the pods
+# and the Job: they may create ConfigMaps here, and not read, change or
+# delete one. labrun fleet collect reads them.
+`
+
+// jobComment says what the Job's pods do and what its podFailurePolicy
+// does, above the Job.
+const jobComment = `# Each index is a shard of the targets: its pod checks them, as check
+# --targets does, and stores their results. A shard whose every target has
+# a result stored exits 0, whatever the verdicts (a broken target, a
+# refused permission, a cluster that did not answer are results too).
+# Exit 2 (the results cannot be stored: a missing permission, a bad
+# command line) fails the index at once: a retry would fail the same way.
+# Exit 3 (the cluster did not answer the store) and 130 (the pod was
+# stopped) are retried up to backoffLimitPerIndex, the retry grading the
+# shard again; a disruption (eviction, preemption) is retried without
+# counting. A retry finding its shard's results stored stops: those stand.
 `
 
 // writeDoc writes v as one YAML document after a separator.
@@ -181,7 +199,7 @@ func writeDoc(b *bytes.Buffer, v any) error {
 	if err := enc.Close(); err != nil {
 		return err
 	}
-	if b.Len() > 0 && !strings.HasSuffix(b.String(), "---\n") && !strings.HasSuffix(b.String(), jobComment) {
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "---\n") && !strings.HasSuffix(b.String(), jobComment) && !strings.HasSuffix(b.String(), resultsComment) {
 		b.WriteString("---\n")
 	}
 	b.Write(doc.Bytes())
@@ -192,11 +210,89 @@ func labels(name string) map[string]string {
 	return map[string]string{"app.kubernetes.io/name": "labrun", "app.kubernetes.io/instance": name}
 }
 
-// bindings are a RoleBinding of each namespace's Role to the Job's
-// ServiceAccount, and a ClusterRoleBinding of the ClusterRole when needs
-// has cluster-wide permissions.
-func bindings(j Job, needs []access.Need, roleName string) []any {
-	var out []any
+// writeCheckRoles writes the permissions labrun check needs for every
+// target (needs) and their bindings to the Job's ServiceAccount. When
+// each target's namespace needs the same rules, as a class's do, one
+// ClusterRole (SharedRoleName) holds them and a RoleBinding in each
+// namespace binds it there, where alone it grants them: half the objects
+// of a Role and a RoleBinding a namespace, for a class of hundreds to
+// apply. Otherwise each namespace has its Role (access.WriteRoles). The
+// cluster-wide permissions are a ClusterRole, roleName, bound by a
+// ClusterRoleBinding.
+func writeCheckRoles(b *bytes.Buffer, j Job, needs []access.Need, roleName, key string) error {
+	header := fmt.Sprintf("The permissions labrun check of %s needs in each target's namespace,\nderived from its steps (labrun rbac --mode check).", key)
+	shared, ok := sameInEach(needs)
+	if !ok {
+		if err := access.WriteRoles(b, needs, roleName, header); err != nil {
+			return err
+		}
+		return writeBindings(b, j, needs, roleName, roleName, "Role")
+	}
+	var cluster []access.Need
+	for _, n := range needs {
+		if n.Namespace == "" {
+			cluster = append(cluster, n)
+		}
+	}
+	if len(cluster) > 0 {
+		if err := access.WriteRoles(b, cluster, roleName, "The permissions labrun check of "+key+" needs cluster-wide,\nderived from its steps (labrun rbac --mode check)."); err != nil {
+			return err
+		}
+		b.WriteString("---\n")
+	}
+	header += "\nThey are the same in every one: one ClusterRole holds them, and a\nRoleBinding in each target's namespace grants them there alone."
+	if err := access.WriteRoles(b, shared, SharedRoleName(j), header); err != nil {
+		return err
+	}
+	return writeBindings(b, j, needs, roleName, SharedRoleName(j), "ClusterRole")
+}
+
+// SharedRoleName is the name of the ClusterRole that holds the rules every
+// target's namespace of Job j needs, and of its RoleBindings: the Job's
+// own, by its name and namespace, as ClusterRoles are cluster-wide, so
+// that another class's Job of the same lab, whose rules may differ, has
+// another. Delete it with the Job's namespace's objects when the class
+// is done: it is not in that namespace.
+func SharedRoleName(j Job) string { return j.Name + "-check-" + j.Namespace }
+
+// sameInEach reports whether each namespace of needs (more than one)
+// needs the same permissions, for the same steps, and returns those,
+// namespace left out.
+func sameInEach(needs []access.Need) ([]access.Need, bool) {
+	byNS := map[string][]access.Need{}
+	var order []string
+	for _, n := range needs {
+		ns := n.Namespace
+		if ns == "" {
+			continue
+		}
+		if _, ok := byNS[ns]; !ok {
+			order = append(order, ns)
+		}
+		n.Namespace = ""
+		byNS[ns] = append(byNS[ns], n)
+	}
+	if len(order) < 2 {
+		return nil, false
+	}
+	first := byNS[order[0]]
+	for _, ns := range order[1:] {
+		if !reflect.DeepEqual(byNS[ns], first) {
+			return nil, false
+		}
+	}
+	return first, true
+}
+
+// writeBindings writes a binding of each namespace's permissions in
+// needs to the Job's ServiceAccount: a RoleBinding in each target's
+// namespace of nsRole, of kind nsKind (Role, or the one ClusterRole they
+// share), named as it, and a ClusterRoleBinding of the ClusterRole
+// roleName when needs has cluster-wide permissions. A binding's role
+// cannot change, so one of the shared ClusterRole has a name of its own:
+// a Job rendered for part of the class, whose namespace then has a Role,
+// is applied beside it.
+func writeBindings(b *bytes.Buffer, j Job, needs []access.Need, roleName, nsRole, nsKind string) error {
 	seen := map[string]bool{}
 	for _, n := range needs {
 		if seen[n.Namespace] {
@@ -204,30 +300,67 @@ func bindings(j Job, needs []access.Need, roleName string) []any {
 		}
 		seen[n.Namespace] = true
 		rb := roleBinding{
-			object:   object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Metadata: objectMeta{Name: roleName, Namespace: n.Namespace, Labels: labels(j.Name)}},
-			RoleRef:  roleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: roleName},
+			object:   object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Metadata: objectMeta{Name: nsRole, Namespace: n.Namespace, Labels: labels(j.Name)}},
+			RoleRef:  roleRef{APIGroup: "rbac.authorization.k8s.io", Kind: nsKind, Name: nsRole},
 			Subjects: []subject{{Kind: "ServiceAccount", Name: j.Name, Namespace: j.Namespace}},
 		}
 		if n.Namespace == "" {
-			rb.Kind, rb.RoleRef.Kind = "ClusterRoleBinding", "ClusterRole"
+			rb.Kind, rb.RoleRef.Kind, rb.RoleRef.Name, rb.Metadata.Name = "ClusterRoleBinding", "ClusterRole", roleName, roleName
 		}
-		out = append(out, rb)
+		if err := writeDoc(b, rb); err != nil {
+			return err
+		}
 	}
-	return out
+	return nil
 }
 
-// jobObject is the Indexed Job of n indexes running the playbook stored
-// under key. Its pods are given no kubeconfig: labrun in a pod without one
-// connects in-cluster, as the pod's ServiceAccount (the token, its CA and
-// namespace Kubernetes mounts, the API server the kubelet's
-// KUBERNETES_SERVICE_HOST names), so the Job needs no address of the API
-// server, works on a cluster without DNS, and the token is the one the
-// kubelet rotates. automountServiceAccountToken is set so that a
-// ServiceAccount made not to mount its token still has it mounted here.
+// resultsRole is the Role that lets the Job's pods store their results
+// (create ConfigMaps in the Job's namespace: creating cannot be narrowed to
+// names, and nothing else is granted) and its binding to the Job's
+// ServiceAccount.
+func resultsRole(j Job) []any {
+	meta := objectMeta{Name: j.Name + "-results", Namespace: j.Namespace, Labels: labels(j.Name)}
+	return []any{
+		roleObject{object: object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Metadata: meta},
+			Rules: []policyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}}}},
+		roleBinding{
+			object:   object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Metadata: meta},
+			RoleRef:  roleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: meta.Name},
+			Subjects: []subject{{Kind: "ServiceAccount", Name: j.Name, Namespace: j.Namespace}},
+		},
+	}
+}
+
+// The pod's resources, from what the labrun container used on the test
+// cluster (docs/fleet.md): its memory cgroup peaked at 11.5-12.0 MB
+// grading a shard of 200-250 learners of the small lab (18.2 MB for a
+// node's first pod, which is charged for reading labrun's binary into the
+// page cache), and check --targets of 200 takes 0.57 s of CPU over its
+// 1.05 s. The requests are what the scheduler sets aside for the pod, so
+// the Job's pods count on the node like the learners' own; the limits
+// bound what a class's Job can take there (a pod's shard grades a little
+// slower at half a CPU), so it cannot starve the learners' pods.
+var podResources = map[string]any{
+	"requests": map[string]string{"cpu": "100m", "memory": "16Mi"},
+	"limits":   map[string]string{"cpu": "500m", "memory": "64Mi"},
+}
+
+// jobObject is the Indexed Job of j.Pods indexes, a shard of the n
+// targets each, running the playbook stored under key. Its pods are given
+// no kubeconfig: labrun in a pod without one connects in-cluster, as the
+// pod's ServiceAccount (the token, its CA and namespace Kubernetes
+// mounts, the API server the kubelet's KUBERNETES_SERVICE_HOST names), so
+// the Job needs no address of the API server, works on a cluster without
+// DNS, and the token is the one the kubelet rotates.
+// automountServiceAccountToken is set so that a ServiceAccount made not to
+// mount its token still has it mounted here. The downward API gives each
+// pod its shard, its Job's UID (which names the results it stores), its
+// attempt and its own name.
 func jobObject(j Job, key string, n int) job {
-	args := []string{"check", mountDir + "/" + key, "--targets", mountDir + "/" + targetsKey,
-		"--index", "$(JOB_COMPLETION_INDEX)", "--termination-log", terminateLog,
-		"--no-progress", "--verbose"}
+	args := []string{"fleet", "grade", mountDir + "/" + key, "--targets", mountDir + "/" + targetsKey,
+		"--shard", fmt.Sprintf("$(JOB_COMPLETION_INDEX)/%d", j.Pods), "--parallel", fmt.Sprint(j.PerPod),
+		"--namespace", j.Namespace, "--job", j.Name, "--job-uid", "$(JOB_UID)",
+		"--attempt", "$(JOB_INDEX_FAILURE_COUNT)", "--pod", "$(POD_NAME)", "--no-progress"}
 	if j.Timeout > 0 {
 		args = append(args, "--timeout", j.Timeout.String())
 	}
@@ -243,17 +376,21 @@ func jobObject(j Job, key string, n int) job {
 		args = append(args, "--outputs", j.OutputsVar+"="+outputsMount)
 		var items []keyToPath
 		for _, f := range j.Outputs {
-			items = append(items, keyToPath{Key: outputsKey(f), Path: f.Path})
+			items = append(items, keyToPath{Key: f.Key, Path: f.Path})
 		}
 		volumes = append(volumes, volume{Name: "outputs", ConfigMap: &configMapRef{Name: outputsName(j), Items: items}})
 		mounts = append(mounts, volumeMount{Name: "outputs", MountPath: outputsMount, SubPathExpr: "$(JOB_COMPLETION_INDEX)", ReadOnly: true})
 	}
+	fromField := func(name, path string) env {
+		return env{Name: name, ValueFrom: map[string]any{"fieldRef": map[string]string{"fieldPath": path}}}
+	}
 	no, yes := false, true
+	meta := objectMeta{Name: j.Name, Namespace: j.Namespace, Labels: labels(j.Name), Annotations: map[string]string{annotationTargets: fmt.Sprint(n)}}
 	return job{
-		object: object{APIVersion: "batch/v1", Kind: "Job", Metadata: objectMeta{Name: j.Name, Namespace: j.Namespace, Labels: labels(j.Name)}},
+		object: object{APIVersion: "batch/v1", Kind: "Job", Metadata: meta},
 		Spec: jobSpec{
-			CompletionMode: "Indexed", Completions: n, Parallelism: min(j.Parallelism, n),
-			BackoffLimitPerIndex: j.BackoffLimitPerIndex, MaxFailedIndexes: min(j.MaxFailedIndexes, n),
+			CompletionMode: "Indexed", Completions: j.Pods, Parallelism: min(j.Parallelism, j.Pods),
+			BackoffLimitPerIndex: j.BackoffLimitPerIndex, MaxFailedIndexes: min(j.MaxFailedIndexes, j.Pods),
 			PodFailurePolicy: podFailurePolicy{Rules: []failureRule{
 				{Action: "FailIndex", OnExitCodes: &exitCodes{ContainerName: Container, Operator: "In", Values: []int{exitConfig}}},
 				{Action: "Ignore", OnPodConditions: []podCondition{{Type: "DisruptionTarget", Status: "True"}}},
@@ -267,16 +404,28 @@ func jobObject(j Job, key string, n int) job {
 					Volumes:         volumes,
 					Containers: []container{{
 						Name: Container, Image: j.Image, ImagePullPolicy: "IfNotPresent", Args: args,
-						Env: []env{{Name: "JOB_COMPLETION_INDEX", ValueFrom: map[string]any{
-							"fieldRef": map[string]string{"fieldPath": "metadata.annotations['" + annotationIndex + "']"}}}},
+						Env: []env{
+							fromField("JOB_COMPLETION_INDEX", "metadata.annotations['"+annotationIndex+"']"),
+							fromField("JOB_INDEX_FAILURE_COUNT", "metadata.annotations['"+annotationFailed+"']"),
+							fromField("JOB_UID", "metadata.labels['"+labelControllerUID+"']"),
+							fromField("POD_NAME", "metadata.name"),
+						},
 						SecurityContext: map[string]any{"allowPrivilegeEscalation": &no, "readOnlyRootFilesystem": &yes, "capabilities": map[string]any{"drop": []string{"ALL"}}},
-						Resources:       map[string]any{"requests": map[string]string{"cpu": "50m", "memory": "64Mi"}, "limits": map[string]string{"memory": "256Mi"}},
+						Resources:       podResources,
 						VolumeMounts:    mounts,
 					}},
 				},
 			},
 		},
 	}
+}
+
+// plural is "1 pod", "2 pods".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // The objects' shapes, in the order kubectl prints their fields.
@@ -287,9 +436,19 @@ type (
 		Metadata   objectMeta `yaml:"metadata"`
 	}
 	objectMeta struct {
-		Name      string            `yaml:"name,omitempty"`
-		Namespace string            `yaml:"namespace,omitempty"`
-		Labels    map[string]string `yaml:"labels,omitempty"`
+		Name        string            `yaml:"name,omitempty"`
+		Namespace   string            `yaml:"namespace,omitempty"`
+		Labels      map[string]string `yaml:"labels,omitempty"`
+		Annotations map[string]string `yaml:"annotations,omitempty"`
+	}
+	roleObject struct {
+		object `yaml:",inline"`
+		Rules  []policyRule `yaml:"rules"`
+	}
+	policyRule struct {
+		APIGroups []string `yaml:"apiGroups,flow"`
+		Resources []string `yaml:"resources,flow"`
+		Verbs     []string `yaml:"verbs,flow"`
 	}
 	configMap struct {
 		object `yaml:",inline"`

@@ -9,32 +9,20 @@ import (
 	"github.com/labrun/labrun/runner"
 )
 
-// Verdict is what became of one target.
-type Verdict string
-
-const (
-	// Passed: the learner's work was graded and is right.
-	Passed Verdict = "passed"
-	// Wrong: the learner's work was graded and something is wrong (the
-	// run's class is assertion). A graded result, like Passed.
-	Wrong Verdict = "wrong"
-	// NotGraded: the check could not grade the target: a broken
-	// playbook or target, a missing permission (config, forbidden), a
-	// cluster that did not answer (transport), time that ran out, an
-	// interrupt. Someone other than the learner must act.
-	NotGraded Verdict = "not-graded"
-	// Missing: fleet collect found no result for the index (its pods
-	// are gone, or it never ran).
-	Missing Verdict = "missing"
-)
+// Missing is fleet collect's word for a target no result reached: no
+// check's verdict (runner.Verdict) came back from it, so nothing is said
+// of the learner's work, and it counts as the cluster's fault (its pods
+// are gone, or it never ran).
+const Missing runner.Verdict = "missing"
 
 // Result is one target's grading, one JSON line: what check --targets
 // writes for each target and what a Job's pod leaves as its termination
 // message, which is at most MaxResultBytes.
 type Result struct {
-	Index   int     `json:"index"`
-	Target  string  `json:"target"`
-	Verdict Verdict `json:"verdict"`
+	Index  int    `json:"index"`
+	Target string `json:"target"`
+	// Verdict is the check's (runner.Verdict), or Missing.
+	Verdict runner.Verdict `json:"verdict"`
 	// Class is the run's class of failure when it did not pass.
 	Class runner.Class `json:"class,omitempty"`
 	// Exit is the exit code labrun check of this one target gives
@@ -80,17 +68,9 @@ const maxMessage = 300
 // FromOutcome is the result of checking target t (at index i) that ended
 // in o with exit code exit.
 func FromOutcome(i int, t Target, o *runner.Outcome, exit int) Result {
-	r := Result{Index: i, Target: t.Name, Exit: exit, Seconds: o.Seconds, Class: o.Class}
-	switch {
-	case o.Status == runner.Passed:
-		r.Verdict = Passed
-	case o.Status == runner.Failed && o.Class == runner.ClassAssertion:
-		r.Verdict = Wrong
-	default:
-		r.Verdict = NotGraded
-		if o.Status == runner.Interrupted {
-			r.FirstFailure = "interrupted"
-		}
+	r := Result{Index: i, Target: t.Name, Verdict: o.Verdict(), Exit: exit, Seconds: o.Seconds, Class: o.Class}
+	if o.Status == runner.Interrupted {
+		r.FirstFailure = "interrupted"
 	}
 	if len(o.Tasks) > 0 {
 		r.Cases = taskCases(o)
@@ -105,7 +85,7 @@ func FromOutcome(i int, t Target, o *runner.Outcome, exit int) Result {
 			r.FirstFailure = c.Name + ": " + c.Message
 		}
 	}
-	if r.FirstFailure == "" && r.Verdict != Passed {
+	if r.FirstFailure == "" && r.Verdict != runner.VerdictPassed {
 		r.FirstFailure = firstStepError(o)
 	}
 	return r
@@ -114,7 +94,7 @@ func FromOutcome(i int, t Target, o *runner.Outcome, exit int) Result {
 // Refused is the result of a target whose check could not start: its
 // variables or its playbook were refused (err), class config.
 func Refused(i int, t Target, err error, exit int) Result {
-	return Result{Index: i, Target: t.Name, Verdict: NotGraded, Class: runner.ClassConfig, Exit: exit, FirstFailure: oneLine(err.Error())}
+	return Result{Index: i, Target: t.Name, Verdict: runner.VerdictNotGraded, Class: runner.ClassConfig, Exit: exit, FirstFailure: oneLine(err.Error())}
 }
 
 // taskCases are a case per graded task: those check skipped because it
@@ -241,4 +221,4 @@ func ParseLine(data []byte) (Result, error) {
 }
 
 // Graded reports whether the target's work was graded, right or wrong.
-func (r Result) Graded() bool { return r.Verdict == Passed || r.Verdict == Wrong }
+func (r Result) Graded() bool { return r.Verdict.Graded() }

@@ -33,7 +33,7 @@ type Test struct {
 	// Announce, when set, is told each pass as it starts, in words
 	// ("solving the lab").
 	Announce func(pass string)
-	// OnUntouched, when set, is told each task's verdict on the untouched
+	// OnUntouched, when set, is told what became of each task on the untouched
 	// lab as soon as that pass ends (Protocol only).
 	OnUntouched func(Untouched)
 	// Repeat, above 0, solves and checks the lab Repeat times, each after
@@ -50,7 +50,7 @@ type Test struct {
 
 // Result is what labrun test found.
 type Result struct {
-	// Changes are every change with its verdict, in the order the steps
+	// Changes are every change with its finding, in the order the steps
 	// that graded the files are written.
 	Changes []Change
 	// Renderings are each graded file written other ways with the same
@@ -71,11 +71,11 @@ type Result struct {
 	Graded bool
 }
 
-// Count is how many changes got verdict v.
-func (r *Result) Count(v Verdict) int {
+// Count is how many changes got finding f.
+func (r *Result) Count(f Finding) int {
 	n := 0
 	for _, c := range r.Changes {
-		if c.Verdict == v {
+		if c.Finding == f {
 			n++
 		}
 	}

@@ -27,12 +27,15 @@ import (
 	"github.com/labrun/labrun/runner"
 )
 
-// Verdict is what grading one changed file found.
-type Verdict int
+// Finding is what grading one changed file found of the grader: a
+// change check rejects naming the value is as it should be; any other
+// is a defect of the lab (runner/grading.go's glossary: a finding is of
+// the grader, a verdict of a learner's work).
+type Finding int
 
 const (
 	// Rejected: the check failed, naming the changed value.
-	Rejected Verdict = iota
+	Rejected Finding = iota
 	// Survived: the check passed the wrong value.
 	Survived
 	// Declared: the check passed it because the author declared the
@@ -52,7 +55,7 @@ type Change struct {
 	// a key taken out).
 	Path keypath.Path
 	Now  string
-	Verdict
+	Finding
 	// Why: for Rejected, the problem that names the value; for Survived,
 	// why the check accepted it; for Declared, the author's reason; for
 	// Unnamed, the problem the check reported instead.
@@ -62,7 +65,7 @@ type Change struct {
 // String is the line labrun test prints for the change.
 func (c Change) String() string {
 	what := fmt.Sprintf("%s: %s %s", c.File, c.Path, c.Now)
-	switch c.Verdict {
+	switch c.Finding {
 	case Survived:
 		return what + " accepted: " + c.Why
 	case Declared:
@@ -78,7 +81,7 @@ const maxFile = 4 << 20
 
 // changeAll changes every value of each graded file of dir in turn,
 // writes the changed file into scratch and grades it there. It returns
-// every change with its verdict, in file order.
+// every change with its finding, in file order.
 func changeAll(files []*runner.GradedFile, dir, scratch *outdir.Dir) ([]Change, error) {
 	var out []Change
 	for _, f := range files {
@@ -101,32 +104,32 @@ func changeAll(files []*runner.GradedFile, dir, scratch *outdir.Dir) ([]Change, 
 	return out, nil
 }
 
-// judge turns what grading a changed file reported into a verdict.
+// judge turns what grading a changed file reported into a finding.
 func judge(g *actions.Comparison, m mutation, problems []actions.Problem) Change {
 	c := Change{File: g.Path, Path: m.path, Now: m.now}
 	if len(problems) == 0 {
 		l, loose := g.Loose(m.path)
 		switch {
 		case loose && l.Reason != "":
-			c.Verdict, c.Why = Declared, l.Reason
+			c.Finding, c.Why = Declared, l.Reason
 		case loose && g.Kind == "kv":
-			c.Verdict, c.Why = Survived, fmt.Sprintf("the check does not compare it (loose: [%s])", l.Path)
+			c.Finding, c.Why = Survived, fmt.Sprintf("the check does not compare it (loose: [%s])", l.Path)
 		case loose && len(l.Path) == len(m.path):
-			c.Verdict, c.Why = Survived, fmt.Sprintf("the check compares only its type (loose: [%s]; give the reason as loose: {%s: WHY} if on purpose)", l.Path, l.Path)
+			c.Finding, c.Why = Survived, fmt.Sprintf("the check compares only its type (loose: [%s]; give the reason as loose: {%s: WHY} if on purpose)", l.Path, l.Path)
 		case loose:
-			c.Verdict, c.Why = Survived, fmt.Sprintf("the check compares only the type of %s (loose: [%s])", l.Path, l.Path)
+			c.Finding, c.Why = Survived, fmt.Sprintf("the check compares only the type of %s (loose: [%s])", l.Path, l.Path)
 		default:
-			c.Verdict, c.Why = Survived, "the check passed the file"
+			c.Finding, c.Why = Survived, "the check passed the file"
 		}
 		return c
 	}
 	for _, p := range problems {
 		if p.Path.Covers(m.path) {
-			c.Verdict, c.Why = Rejected, p.Text
+			c.Finding, c.Why = Rejected, p.Text
 			return c
 		}
 	}
-	c.Verdict, c.Why = Unnamed, problems[0].Text
+	c.Finding, c.Why = Unnamed, problems[0].Text
 	return c
 }
 

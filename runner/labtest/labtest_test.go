@@ -70,7 +70,7 @@ func TestJudge(t *testing.T) {
 	tests := []struct {
 		name     string
 		problems []actions.Problem
-		want     Verdict
+		want     Finding
 	}{
 		{"named", []actions.Problem{{Path: ip, Text: "x"}}, Rejected},
 		{"a list holding it", []actions.Problem{{Path: keypath.Path{}.Key("pods"), Text: "x"}}, Rejected},
@@ -79,8 +79,8 @@ func TestJudge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c := judge(g, mutation{path: ip, now: `"y"`}, tt.problems)
-		if c.Verdict != tt.want {
-			t.Errorf("%s: verdict %d, want %d (%s)", tt.name, c.Verdict, tt.want, c)
+		if c.Finding != tt.want {
+			t.Errorf("%s: finding %d, want %d (%s)", tt.name, c.Finding, tt.want, c)
 		}
 	}
 	c := judge(g, mutation{path: ip, now: `"y"`}, []actions.Problem{{Path: keypath.Path{}.Key("count"), Text: "x.json: count is 3, expected 2"}})

@@ -17,7 +17,7 @@ import (
 // changes, or compares nothing). This is what a lab platform's track test
 // does with its check scripts before the solve.
 
-// Untouched is one task's verdict on the untouched lab.
+// Untouched is what the check of the untouched lab found of one task.
 type Untouched struct {
 	// Task is the task's record in the untouched check; nil for a
 	// playbook without tasks, where the whole check is judged.

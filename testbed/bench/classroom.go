@@ -79,12 +79,12 @@ func benchClassroom(ctx context.Context, b *bench) ([]Row, error) {
 			}
 		}
 	}
-	targets, err := b.writeTargets(namespaces)
+	targets, err := b.writeTargets("class-targets.yaml", namespaces)
 	if err != nil {
 		return nil, err
 	}
 	rows := []Row{c.solveRow(solves, solveWall, n)}
-	graded, err := b.gradeEach(ctx, classroom(outputs), run, targets, n)
+	graded, _, err := b.gradeEach(ctx, classroom(outputs), run, targets, n)
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,10 @@ type config struct {
 	// image its Job runs.
 	classSize     int
 	classParallel []int
-	image         string
+	// classGrowth: the learners of the class graded again both ways at
+	// the largest parallelism, for the growth from classSize (0: not).
+	classGrowth int
+	image       string
 	// classLab is the lab the class section grades: "fleet" (one
 	// ConfigMap per learner) or "classroom" (playbooks/classroom.yaml).
 	classLab string
@@ -83,7 +86,7 @@ var sections = []section{
 	{"http", "HTTP requests a lab makes, and the agent's API", benchHTTP},
 	{"capture", "a capture step's overhead against the same traffic without it", benchCapture},
 	{"growth", "validate, conntrack parse, map read and check at x1, x10, x100", benchGrowth},
-	{"class", "a class of learner namespaces graded as one Indexed Job and with check --targets, parallelism 1, 4 and 20, vs a bash loop of kubectl", benchClass},
+	{"class", "a class of learner namespaces graded as one sharded Indexed Job and with check --targets, parallelism 1, 4 and 20, vs a bash loop of kubectl; then 5 times the class both ways", benchClass},
 	{"repeat", "every lab of the running profile solved and checked N times by labrun test --repeat: each task's flake rate, and the time per repeat", benchRepeat},
 }
 
@@ -112,6 +115,7 @@ func main() {
 	flag.IntVar(&c.polls, "polls", 0, "checks the poll section makes, one a second (default 600, ten minutes, with -n 5 or more; 20 per run otherwise)")
 	flag.StringVar(&c.only, "only", "", "comma-separated sections to run (default all): "+sectionNames())
 	flag.IntVar(&c.classSize, "class-size", 0, "learner namespaces of the class section (default 200 with -n 5 or more; 20 otherwise, as CI's short run)")
+	flag.IntVar(&c.classGrowth, "class-growth", -1, "learner namespaces of the small lab graded again, both ways at the largest -class-parallel, to print the growth from -class-size (default 1000 with -n 5 or more or -class-size 200; 0: none)")
 	flag.StringVar(&c.image, "image", "labrun.local/labrun:latest", "labrun's image the class section's Job runs (make image, testbed/lib/labrun-image.sh)")
 	flag.StringVar(&c.classLab, "class-lab", "fleet", "the lab the class section grades: fleet (cmd/labrun/testdata/fleet/lab.yaml, one ConfigMap per learner) or classroom (playbooks/classroom.yaml solved in as many namespaces as the cluster holds)")
 	flag.StringVar(&c.testbedEnv, "testbed-env", "/var/lib/labrun-testbed/env", "the test cluster's env file (its CG_BASE: where the class section reads its pods' peak memory)")

@@ -19,7 +19,7 @@ import (
 func class(n, tasks int) []fleet.Result {
 	out := make([]fleet.Result, n)
 	for i := range out {
-		r := fleet.Result{Index: i, Target: fmt.Sprintf("learner-%04d", i), Verdict: fleet.Passed, Seconds: 0.04}
+		r := fleet.Result{Index: i, Target: fmt.Sprintf("learner-%04d", i), Verdict: runner.VerdictPassed, Seconds: 0.04}
 		for k := 1; k <= tasks; k++ {
 			c := fleet.Case{Name: fmt.Sprintf("task %d: Task number %d of the lab", k, k), Status: runner.Passed}
 			switch {
@@ -40,10 +40,10 @@ func class(n, tasks int) []fleet.Result {
 			r.Cases = append(r.Cases, c)
 		}
 		if r.Passed < r.Tasks {
-			r.Verdict, r.Class = fleet.Wrong, runner.ClassAssertion
+			r.Verdict, r.Class = runner.VerdictWrong, runner.ClassAssertion
 		}
 		if i == 9 {
-			r.Verdict, r.Class = fleet.NotGraded, runner.ClassTransport
+			r.Verdict, r.Class = runner.VerdictNotGraded, runner.ClassTransport
 		}
 		if i == 5 {
 			r = fleet.Refused(i, fleet.Target{Name: r.Target}, fmt.Errorf("--set answers: variable answers is a mapping"), 2)
@@ -117,7 +117,7 @@ func TestClass(t *testing.T) {
 // learner's name, a message and a hint that hold markup come out as text.
 func TestEscapes(t *testing.T) {
 	evil := `<script>alert(1)</script>"'><img src=x onerror=alert(2)>`
-	results := []fleet.Result{{Target: evil, Verdict: fleet.Wrong, Class: runner.ClassAssertion, Tasks: 1, FirstFailure: evil, Cases: []fleet.Case{
+	results := []fleet.Result{{Target: evil, Verdict: runner.VerdictWrong, Class: runner.ClassAssertion, Tasks: 1, FirstFailure: evil, Cases: []fleet.Case{
 		{Name: "task 1: " + evil, Status: runner.Failed, Class: runner.ClassAssertion, Message: evil, Hint: evil},
 	}}}
 	for _, p := range []*Page{Class(results, About{Playbook: evil, Source: evil, Version: evil}), learnerOf(results[0], evil)} {

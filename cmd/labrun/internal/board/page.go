@@ -97,7 +97,7 @@ func pct(n, of int) float64 {
 type Row struct {
 	Index   int
 	Name    string
-	Verdict fleet.Verdict
+	Verdict runner.Verdict
 	Class   runner.Class
 	// Rank orders rows by failure class: those not graded first, the most
 	// decisive class first (runner.Classes), then wrong, then passed.
@@ -206,9 +206,9 @@ func resultState(r fleet.Result) string {
 // rowRank orders learners by their verdict and class (see Row.Rank).
 func rowRank(r fleet.Result) int {
 	switch r.Verdict {
-	case fleet.Passed:
+	case runner.VerdictPassed:
 		return len(runner.Classes) + 3
-	case fleet.Wrong:
+	case runner.VerdictWrong:
 		return len(runner.Classes) + 2
 	case fleet.Missing:
 		return len(runner.Classes) + 1
@@ -223,9 +223,9 @@ func rowRank(r fleet.Result) int {
 // result.
 func verdictLabel(r fleet.Result) (label, state string) {
 	switch r.Verdict {
-	case fleet.Passed:
+	case runner.VerdictPassed:
 		return "passed", "passed"
-	case fleet.Wrong:
+	case runner.VerdictWrong:
 		return "wrong", "wrong"
 	case fleet.Missing:
 		return "missing", "missing"

@@ -1,6 +1,7 @@
 // Package platform prints the result of labrun check as a lab platform's
 // check script must print it: the bytes the platform shows the learner
-// (or logs), one verdict per Check button. The exit code stays labrun's
+// (or logs), one line per Check button. The verdict is the runner's
+// (runner.Verdict); this package only formats it. The exit code stays labrun's
 // own (0 passed, 1 a wrong answer, 2 a broken lab, 3 the cluster did not
 // answer, 4 out of time): none of the platforms here gives a non-zero
 // code a meaning of its own, and the codes tell the platform's logs what
@@ -68,123 +69,104 @@ func Lookup(name string) (Format, error) {
 	return Format{}, fmt.Errorf("unknown format %q; expected one of %s", name, strings.Join(Names(), ", "))
 }
 
-// Kind is what a verdict tells the learner.
-type Kind int
-
-// The kinds of verdict.
-const (
-	Passed Kind = iota
-	// Wrong: the learner's answer is wrong or not there yet.
-	Wrong
-	// NotRun: the check could not judge the answer: the cluster did not
-	// answer or time ran out. Nothing is said about the answer.
-	NotRun
-	// Broken: the lab itself is wrong (config) or labrun was refused
-	// (forbidden): its author must act. Nothing is said about the answer.
-	Broken
-	// Stopped: the check was interrupted.
-	Stopped
-)
-
-// Verdict is what one check tells the learner.
-type Verdict struct {
-	Kind Kind
+// Message is what one check tells the learner: the check's verdict
+// (runner.Verdict) with its class, which this package only formats, and
+// what it names.
+type Message struct {
+	Verdict runner.Verdict
+	// Class is the check's class: for a verdict not graded, why the
+	// check could not judge (none when it was interrupted).
+	Class runner.Class
 	// Subject is what was checked: "task 2 (address.json: ...)", or the
 	// lab's name, on one line (visible.Line).
 	Subject string
-	// Reason is, for Wrong, the first problem with the author's hint.
+	// Reason is, for a wrong answer, the first problem with the author's
+	// hint.
 	Reason string
-	// Class is the failure's class, which says why a check NotRun or
-	// Broken could not judge.
-	Class runner.Class
 }
 
-// Write prints v as f shows it, through visible.Text: the learner's
+// Write prints m as f shows it, through visible.Text: the learner's
 // screen or the platform's log shows a control character of a title, a
 // message or a learner's value as its escape.
-func (f Format) Write(w io.Writer, v Verdict) error {
-	if v.Kind == Passed {
+func (f Format) Write(w io.Writer, m Message) error {
+	if m.Verdict == runner.VerdictPassed {
 		if !f.PassLine {
 			return nil
 		}
-		_, err := io.WriteString(w, visible.Text("PASS: "+v.Subject+"\n"))
+		_, err := io.WriteString(w, visible.Text("PASS: "+m.Subject+"\n"))
 		return err
 	}
-	_, err := io.WriteString(w, visible.Text(f.Prefix+Sentence(v)+"\n"))
+	_, err := io.WriteString(w, visible.Text(f.Prefix+Sentence(m)+"\n"))
 	return err
 }
 
-// Sentence is what the learner reads of a verdict that did not pass. A
+// Sentence is what the learner reads of a check that did not pass. A
 // check that could not judge says so and that the answer was not judged,
 // whatever the platform: a cluster that is down must not read as a wrong
 // answer.
-func Sentence(v Verdict) string {
-	switch v.Kind {
-	case Wrong:
-		return v.Subject + ": " + v.Reason
-	case Stopped:
-		return v.Subject + " was not checked: the check was stopped; check again"
-	case Passed:
-		return v.Subject + ": done"
+func Sentence(m Message) string {
+	switch {
+	case m.Verdict == runner.VerdictPassed:
+		return m.Subject + ": done"
+	case m.Verdict == runner.VerdictWrong:
+		return m.Subject + ": " + m.Reason
+	case m.Class == "":
+		return m.Subject + " was not checked: the check was stopped; check again"
 	}
 	why := map[runner.Class]string{
 		runner.ClassTransport: "the lab's cluster did not answer",
 		runner.ClassTimeout:   "the check ran out of time",
 		runner.ClassConfig:    "the lab's check is broken",
 		runner.ClassForbidden: "the lab's check was refused access to the cluster",
-	}[v.Class]
+	}[m.Class]
 	if why == "" {
 		why = "the check failed"
 	}
 	then := "check again in a moment"
-	if v.Kind == Broken {
+	if forAuthor(m) {
 		then = "please tell the lab's author"
 	}
-	return fmt.Sprintf("%s could not be checked: %s; your answer was not judged: %s", v.Subject, why, then)
+	return fmt.Sprintf("%s could not be checked: %s; your answer was not judged: %s", m.Subject, why, then)
 }
 
-// kindOf is the kind of verdict of a failure of class c.
-func kindOf(c runner.Class) Kind {
-	switch c {
-	case runner.ClassTransport, runner.ClassTimeout:
-		return NotRun
-	case runner.ClassConfig, runner.ClassForbidden:
-		return Broken
-	}
-	return Wrong
+// forAuthor reports whether m is a check the lab's author must mend: a
+// broken lab (config) or a refused permission (forbidden). A cluster that
+// did not answer or time that ran out is for checking again.
+func forAuthor(m Message) bool {
+	return m.Verdict == runner.VerdictNotGraded && (m.Class == runner.ClassConfig || m.Class == runner.ClassForbidden)
 }
 
-// FromOutcome is the verdict of a check. The tasks it judges are those
-// asked for (every task when none was), and it names one: when the run
-// failed for a reason other than a wrong answer (its class, the one its
-// exit code says), the first task that failed that way, as the answer
-// was not judged; otherwise the first task that did not pass. A lab
-// without tasks is judged as a whole, under its name.
-func FromOutcome(o *runner.Outcome) Verdict {
-	switch o.Status {
-	case runner.Passed:
-		return Verdict{Kind: Passed, Subject: passSubject(o)}
-	case runner.Interrupted:
-		return Verdict{Kind: Stopped, Subject: visible.Line(o.Name)}
+// MessageOf is what the check that ended in o tells the learner. The
+// tasks it judges are those asked for (every task when none was), and it
+// names one: when the check could not grade (its class, the one its exit
+// code says), the first task that failed that way, as the answer was not
+// judged; otherwise the first task that did not pass. A lab without tasks
+// is judged as a whole, under its name.
+func MessageOf(o *runner.Outcome) Message {
+	v := o.Verdict()
+	switch {
+	case v == runner.VerdictPassed:
+		return Message{Verdict: v, Subject: passSubject(o)}
+	case o.Status == runner.Interrupted:
+		return Message{Verdict: v, Subject: visible.Line(o.Name)}
 	}
-	kind := kindOf(o.Class)
 	graded := slices.DeleteFunc(slices.Clone(o.Tasks), func(t *runner.TaskRecord) bool {
 		return len(o.Only) > 0 && !slices.Contains(o.Only, t.Number)
 	})
 	for _, t := range graded {
-		if t.Status == runner.Passed || (kind != Wrong && t.Class != o.Class) {
+		if t.Status == runner.Passed || (v != runner.VerdictWrong && t.Class != o.Class) {
 			continue
 		}
-		return Verdict{Kind: kind, Subject: TaskSubject(t), Reason: t.Reason, Class: o.Class}
+		return Message{Verdict: v, Subject: TaskSubject(t), Reason: t.Reason, Class: o.Class}
 	}
-	v := Verdict{Kind: kind, Subject: visible.Line(o.Name), Reason: "not done", Class: o.Class}
+	m := Message{Verdict: v, Subject: visible.Line(o.Name), Reason: "not done", Class: o.Class}
 	for _, s := range o.Steps {
-		if s.Status == runner.Failed && (kind == Wrong || s.Class == o.Class) {
-			v.Reason = s.FirstReason()
+		if s.Status == runner.Failed && (v == runner.VerdictWrong || s.Class == o.Class) {
+			m.Reason = s.FirstReason()
 			break
 		}
 	}
-	return v
+	return m
 }
 
 // passSubject names what a passing check judged: the one task asked for,

@@ -67,7 +67,7 @@ func TestFormats(t *testing.T) {
 			line: "hello: false exited with code 1"},
 	}
 	for _, c := range cases {
-		v := FromOutcome(c.o)
+		v := MessageOf(c.o)
 		for _, name := range Names() {
 			f, err := Lookup(name)
 			if err != nil {
@@ -120,7 +120,7 @@ func TestControlCharactersEscaped(t *testing.T) {
 	for _, name := range Names() {
 		f, _ := Lookup(name)
 		var b bytes.Buffer
-		if err := f.Write(&b, FromOutcome(o)); err != nil {
+		if err := f.Write(&b, MessageOf(o)); err != nil {
 			t.Fatal(err)
 		}
 		want := f.Prefix + `task 2 (title\u001b]0;t\u0007\nPASS: forged): word is "\u202ex", expected \u001b[2Jy` + "\n"
@@ -131,7 +131,7 @@ func TestControlCharactersEscaped(t *testing.T) {
 	o = &runner.Outcome{Name: "lab\u2066", Status: runner.Passed}
 	f, _ := Lookup("instruqt")
 	var b bytes.Buffer
-	f.Write(&b, FromOutcome(o))
+	f.Write(&b, MessageOf(o))
 	if want := "PASS: lab\\u2066\n"; b.String() != want {
 		t.Errorf("%q, want %q", b.String(), want)
 	}
