@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 // hostileYAML is, in a YAML double-goQuoted scalar, text that acts on a
@@ -254,5 +257,49 @@ func TestParseOutputHasNoTerminalControl(t *testing.T) {
 	}
 	if len(got) != 1 || len(got[0].Labels) != 1 || got[0].Labels[0] != "k8s:app="+strings.TrimSuffix(hostile, "\r") {
 		t.Errorf("parse's JSON reads back as %q, want the label as printed", got)
+	}
+}
+
+// fleet render prints the playbook inside its ConfigMap: a playbook that
+// holds terminal controls goes base64 under binaryData, so the YAML shown
+// on a terminal holds none, and the pods get it back byte for byte.
+func TestFleetRenderHasNoTerminalControl(t *testing.T) {
+	dir := t.TempDir()
+	pb := filepath.Join(dir, "p.yaml")
+	// YAML takes bidi controls as they are (C0 and C1 it refuses raw)
+	playbook := "# \u202eevil\u2066 comment\nname: \"N\u202e\"\nvars: {namespace: default}\nsteps:\n  - id: say\n    run: {argv: [\"true\"]}\n"
+	if err := os.WriteFile(pb, []byte(playbook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	targets := filepath.Join(dir, "targets.yaml")
+	if err := os.WriteFile(targets, []byte("targets:\n  - namespace: learner-01\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"fleet", "render", pb, "--targets", targets, "-n", "grading", "--image", "labrun.local/labrun:v1"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("fleet render exited %d: %s", code, stderr.String())
+	}
+	if bad := rawControl(stdout.String()); bad != "" {
+		t.Fatalf("fleet render's YAML holds %s", bad)
+	}
+	found := false
+	for _, doc := range strings.Split(stdout.String(), "\n---\n") {
+		var cm struct {
+			Kind       string            `yaml:"kind"`
+			BinaryData map[string]string `yaml:"binaryData"`
+		}
+		if yaml.Unmarshal([]byte(doc), &cm) != nil || cm.Kind != "ConfigMap" {
+			continue
+		}
+		if b64, ok := cm.BinaryData["p.yaml"]; ok {
+			data, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil || string(data) != playbook {
+				t.Errorf("binaryData p.yaml decodes to %q (%v), want the playbook as written", data, err)
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no ConfigMap carries the playbook under binaryData:\n%s", stdout.String())
 	}
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/actions"
+	"github.com/labrun/labrun/internal/lang/visible"
 	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/access"
 	"gopkg.in/yaml.v3"
@@ -93,6 +95,26 @@ func DeriveNeeds(playbook string, ts *Targets, base runner.Options) ([]access.Ne
 // configKey is what a ConfigMap key may be.
 var configKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
 
+// newConfigMap holds files in a ConfigMap: as text under data, but a file
+// a terminal would act on (a control character, a bidi override, bytes
+// that are not UTF-8: a playbook may come from a stranger, and render's
+// YAML is read on a terminal before kubectl applies it) goes base64 under
+// binaryData, which the pods' volume gives back byte for byte.
+func newConfigMap(meta objectMeta, files map[string]string) configMap {
+	cm := configMap{object: object{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta}, Data: map[string]string{}}
+	for k, v := range files {
+		if visible.Text(v) == v {
+			cm.Data[k] = v
+			continue
+		}
+		if cm.BinaryData == nil {
+			cm.BinaryData = map[string]string{}
+		}
+		cm.BinaryData[k] = base64.StdEncoding.EncodeToString([]byte(v))
+	}
+	return cm
+}
+
 // Render writes the Job's objects, as YAML kubectl applies: its
 // ServiceAccount, the ConfigMap with the playbook and the targets, the
 // Roles needs asks for (access.WriteRoles, named roleName) with a binding
@@ -116,7 +138,7 @@ func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName strin
 	}
 	docs := []any{
 		object{APIVersion: "v1", Kind: "ServiceAccount", Metadata: meta},
-		configMap{object: object{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta}, Data: lab},
+		newConfigMap(meta, lab),
 	}
 	if j.OutputsVar != "" {
 		data := map[string]string{}
@@ -125,7 +147,7 @@ func Render(w io.Writer, j Job, ts *Targets, needs []access.Need, roleName strin
 		}
 		om := meta
 		om.Name = outputsName(j)
-		docs = append(docs, configMap{object: object{APIVersion: "v1", Kind: "ConfigMap", Metadata: om}, Data: data})
+		docs = append(docs, newConfigMap(om, data))
 	}
 	for _, d := range docs {
 		if err := writeDoc(&b, d); err != nil {
@@ -451,8 +473,9 @@ type (
 		Verbs     []string `yaml:"verbs,flow"`
 	}
 	configMap struct {
-		object `yaml:",inline"`
-		Data   map[string]string `yaml:"data"`
+		object     `yaml:",inline"`
+		Data       map[string]string `yaml:"data"`
+		BinaryData map[string]string `yaml:"binaryData,omitempty"`
 	}
 	roleBinding struct {
 		object   `yaml:",inline"`
