@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/labrun/labrun/internal/boundary/bpfentries"
 )
 
 const kindPolicyGet = "cilium-bpf-policy-get"
@@ -501,7 +503,7 @@ func policyEntryFromJSON(r policyEntryJSON) (PolicyMapEntry, string) {
 	}
 	plen := int(*k.Prefixlen - policyStaticPrefixBits)
 	e.PrefixLen = &plen
-	e.Protocol = protoName(*k.Nexthdr)
+	e.Protocol = bpfentries.ProtoName(*k.Nexthdr)
 	e.PortProto = e.Protocol
 	if plen > policyNexthdrBits {
 		port := int(swap16(*k.DestPortNetwork))
@@ -541,39 +543,6 @@ func policyEntryFromJSON(r policyEntryJSON) (PolicyMapEntry, string) {
 // swap16 turns a port the map holds in network byte order, printed as a
 // little-endian host's integer, into the port.
 func swap16(v uint16) uint16 { return v<<8 | v>>8 }
-
-// protoName is Cilium's u8proto name of a protocol number.
-func protoName(p uint8) string {
-	switch p {
-	case 0:
-		return "ANY"
-	case 1:
-		return "ICMP"
-	case 2:
-		return "IGMP"
-	case 4:
-		return "IPIP"
-	case 6:
-		return "TCP"
-	case 17:
-		return "UDP"
-	case 41:
-		return "IPv6"
-	case 47:
-		return "GRE"
-	case 50:
-		return "ESP"
-	case 51:
-		return "AH"
-	case 58:
-		return "ICMPv6"
-	case 112:
-		return "VRRP"
-	case 132:
-		return "SCTP"
-	}
-	return strconv.Itoa(int(p))
-}
 
 // authTypeName is Cilium's AuthType.String.
 func authTypeName(a uint8) string {

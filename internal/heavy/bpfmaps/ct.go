@@ -199,7 +199,7 @@ func decodeCTKey(e *bpfentries.CTEntry, k *rawCTTuple4) (src, dst ctEndpoint) {
 	sport := netEndian.Uint16(k[10:12])
 	tf := k[13]
 
-	e.Protocol = protoName(k[12])
+	e.Protocol = bpfentries.ProtoName(k[12])
 	e.TupleFlags = tf
 	e.Related = tf&tupleFRelated != 0
 	switch {

@@ -217,7 +217,7 @@ func ciliumDumpLine(k ciliumTupleKey4, c ciliumCtEntry) (string, bool) {
 	addr := func(a [4]byte) string { return netip.AddrFrom4(a).String() }
 	var sb strings.Builder
 	addrSource, addrDest := addr(k.DestAddr), addr(k.SourceAddr)
-	proto := protoName(k.NextHeader)
+	proto := bpfentries.ProtoName(k.NextHeader)
 	if k.Flags&tupleFService != 0 {
 		sb.WriteString(fmt.Sprintf("%s SVC %s:%d -> %s:%d ", proto, addr(k.SourceAddr), k.DestPort, addr(k.DestAddr), k.SourcePort))
 	} else if k.Flags&tupleFIn != 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf"
+	"github.com/labrun/labrun/internal/boundary/bpfentries"
 )
 
 // This file holds every map layout the package decodes. Each layout names
@@ -274,40 +275,6 @@ type (
 	rawRevNATEntry  [sizeofRevNATEntry4]byte
 )
 
-// protoName mirrors u8proto.U8proto.String (pkg/u8proto/u8proto.go): known
-// protocol numbers get names, the rest print as decimal.
-func protoName(p uint8) string {
-	switch p {
-	case 0:
-		return "ANY"
-	case 1:
-		return "ICMP"
-	case 2:
-		return "IGMP"
-	case 4:
-		return "IPIP"
-	case 6:
-		return "TCP"
-	case 17:
-		return "UDP"
-	case 41:
-		return "IPv6"
-	case 47:
-		return "GRE"
-	case 50:
-		return "ESP"
-	case 51:
-		return "AH"
-	case 58:
-		return "ICMPv6"
-	case 112:
-		return "VRRP"
-	case 132:
-		return "SCTP"
-	}
-	return strconv.Itoa(int(p))
-}
-
 // protoNumber is the inverse of protoName for the names users type in lab
 // expressions ("TCP", "udp", "6").
 func protoNumber(s string) (uint8, bool) {
@@ -315,7 +282,7 @@ func protoNumber(s string) (uint8, bool) {
 		return uint8(n), true
 	}
 	for p := 0; p < 256; p++ {
-		if strings.EqualFold(protoName(uint8(p)), s) {
+		if strings.EqualFold(bpfentries.ProtoName(uint8(p)), s) {
 			return uint8(p), true
 		}
 	}

@@ -184,7 +184,7 @@ func decodeBackend(id uint32, v []byte) bpfentries.Backend {
 		Address:   bpfentries.HostPort(ip, port),
 		IP:        ip,
 		Port:      port,
-		Protocol:  protoName(v[6]),
+		Protocol:  bpfentries.ProtoName(v[6]),
 		State:     backendState(v[7]),
 		Flags:     v[7],
 		ClusterID: hostEndian.Uint16(v[8:10]),
@@ -208,7 +208,7 @@ func scopeName(s uint8) string {
 
 // frontendAddress mirrors Service4Key.String without the " (slot)" suffix.
 func frontendAddress(k svcKey) string {
-	a := bpfentries.HostPort(ipv4String(k.addr[:]), k.port) + "/" + protoName(k.proto)
+	a := bpfentries.HostPort(ipv4String(k.addr[:]), k.port) + "/" + bpfentries.ProtoName(k.proto)
 	if k.scope == 1 {
 		a += "/i"
 	}
@@ -280,7 +280,7 @@ func newFrontend(k svcKey) *bpfentries.Frontend {
 		Address:   frontendAddress(k),
 		IP:        ipv4String(k.addr[:]),
 		Port:      k.port,
-		Protocol:  protoName(k.proto),
+		Protocol:  bpfentries.ProtoName(k.proto),
 		Scope:     scopeName(k.scope),
 		FlagNames: []string{},
 		Slots:     []bpfentries.Slot{},

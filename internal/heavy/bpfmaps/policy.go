@@ -23,7 +23,7 @@ func authTypeName(a uint8) string {
 
 // portProtoString mirrors PolicyKey.PortProtoString (policymap.go L287).
 func portProtoString(proto uint8, dport uint16, prefixLen uint8) string {
-	protoStr := protoName(proto)
+	protoStr := bpfentries.ProtoName(proto)
 	switch {
 	case prefixLen == 0, prefixLen == 8:
 		return protoStr
@@ -59,7 +59,7 @@ func decodePolicy(ep uint16, k, v []byte) bpfentries.PolicyEntry {
 		EndpointID:    ep,
 		Direction:     dir,
 		Identity:      hostEndian.Uint32(k[4:8]),
-		Protocol:      protoName(proto),
+		Protocol:      bpfentries.ProtoName(proto),
 		ProtoNum:      proto,
 		Port:          dport,
 		PrefixLen:     prefixLen,
