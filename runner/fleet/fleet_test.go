@@ -57,7 +57,7 @@ func TestReadTargetsRefuses(t *testing.T) {
 	}
 }
 
-// A result with long messages is cut to fit a termination message, and
+// A result with long messages is cut to fit MaxResultBytes, and
 // reads back as written.
 func TestResultLineFits(t *testing.T) {
 	r := Result{Target: "a", Verdict: runner.VerdictWrong, Class: runner.ClassAssertion, Exit: 1, FirstFailure: strings.Repeat("é", 400)}
@@ -82,7 +82,7 @@ func TestResultLineFits(t *testing.T) {
 	}
 }
 
-// A result line is a pod's log and termination message: the C1 and bidi
+// A result line is a line of a pod's log: the C1 and bidi
 // controls encoding/json leaves as they are are escaped too, even when
 // that makes the line longer than MaxResultBytes allows unescaped, and
 // the line reads back as written.

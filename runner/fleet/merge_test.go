@@ -266,3 +266,47 @@ func TestReadStoredRefuses(t *testing.T) {
 		}
 	}
 }
+
+// What the test cluster held after a sharded Job of one pod graded 200
+// learners of the small lab, every tenth wrong (kubectl get -o json of
+// the Job, its pod and its results ConfigMap, in testdata/sharded):
+// collect reads every result back, each in its one attempt.
+func TestCollectCaptured(t *testing.T) {
+	c := &creator{}
+	for _, f := range []string{"job.json", "pods.json", "configmaps.json"} {
+		data, err := os.ReadFile("testdata/sharded/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var objs []map[string]any
+		if f == "job.json" {
+			var one map[string]any
+			err = json.Unmarshal(data, &one)
+			objs = []map[string]any{one}
+		} else {
+			err = json.Unmarshal(data, &objs)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			c.Put(o)
+		}
+	}
+	got, err := CollectJob(context.Background(), c, "sjinv", "inv", time.Minute, nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cnt := Count(got); len(got) != 200 || cnt != (Counts{Passed: 180, Wrong: 20}) {
+		t.Fatalf("%d results, %+v", len(got), cnt)
+	}
+	for i, r := range got {
+		want := runner.VerdictPassed
+		if i%10 == 9 {
+			want = runner.VerdictWrong
+		}
+		if r.Index != i || r.Target != fmt.Sprintf("sjinv-%03d", i) || r.Verdict != want || r.Attempts != 1 {
+			t.Errorf("index %d: %+v, want %s in one attempt", i, r, want)
+		}
+	}
+}

@@ -354,11 +354,11 @@ func resultsRole(j Job) []any {
 }
 
 // The pod's resources, from what the labrun container used on the test
-// cluster (docs/fleet.md): its memory cgroup peaked at 11.5-12.0 MB
-// grading a shard of 200-250 learners of the small lab (18.2 MB for a
-// node's first pod, which is charged for reading labrun's binary into the
-// page cache), and check --targets of 200 takes 0.57 s of CPU over its
-// 1.05 s. The requests are what the scheduler sets aside for the pod, so
+// cluster (docs/fleet.md): its memory cgroup peaked at 10.9-12.0 MB (p50)
+// grading a shard of 200-250 learners of the small lab, at most 18.2 MB
+// (a node's first pod, which is charged for reading labrun's binary into
+// the page cache), and check --targets of 200 takes 0.57 s of CPU over
+// its 1.05 s. The requests are what the scheduler sets aside for the pod, so
 // the Job's pods count on the node like the learners' own; the limits
 // bound what a class's Job can take there (a pod's shard grades a little
 // slower at half a CPU), so it cannot starve the learners' pods.

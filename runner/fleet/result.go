@@ -15,9 +15,9 @@ import (
 // are gone, or it never ran).
 const Missing runner.Verdict = "missing"
 
-// Result is one target's grading, one JSON line: what check --targets
-// writes for each target and what a Job's pod leaves as its termination
-// message, which is at most MaxResultBytes.
+// Result is one target's grading, one JSON line of at most
+// MaxResultBytes: what check --targets writes for each target, and what
+// a Job's pod prints in its log and stores for it.
 type Result struct {
 	Index  int    `json:"index"`
 	Target string `json:"target"`
@@ -57,8 +57,9 @@ type Case struct {
 	Seconds float64 `json:"seconds,omitempty"`
 }
 
-// MaxResultBytes is the most a result line may take: a container's
-// termination message is cut at 4096 bytes by the kubelet.
+// MaxResultBytes is the most a result line may take: a shard's
+// MaxShardTargets lines fit the 1 MiB of the ConfigMap they are stored
+// in, and each stays one readable line of a log.
 const MaxResultBytes = 4096
 
 // maxMessage is the longest message a result keeps before it is cut to
@@ -181,7 +182,7 @@ func cut(s string, n int) string {
 // cases left out from the last, and Truncated set. Control characters
 // and bidi controls are escaped (visible.Bytes, with JSON's escapes, as
 // encoding/json leaves DEL, C1 and bidi controls as they are): the line
-// is a pod's log and termination message, which people read.
+// is a line of a pod's log, which people read.
 func (r Result) Line() ([]byte, error) {
 	for limit := maxMessage; ; limit /= 2 {
 		b, err := json.Marshal(r)

@@ -1,11 +1,13 @@
 // Package fleet grades one playbook against many targets: a class of
 // learners, each in a namespace of one cluster or in a kubeconfig
-// context of their own. It reads the targets file, turns one check of a
-// target into a result line small enough for a pod's termination
-// message, merges the results of many targets (labrun check --targets,
-// labrun fleet collect), and renders the Indexed Job that grades the
-// targets inside the cluster (labrun fleet render). It runs nothing: the
-// command checks each target, the same way in both.
+// context of their own. It reads the targets file; grades the targets,
+// Parallel at a time, each by one function (Grader: labrun check
+// --targets, and each pod of the Job over its shard), with the
+// connections and each check's runner given by the command; turns a
+// target's check into its result line; renders the Indexed Job of shards
+// that grades the class inside the cluster (labrun fleet render); stores
+// a shard's results where they outlast its pod (labrun fleet grade) and
+// merges what the shards stored (labrun fleet collect).
 package fleet
 
 import (

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labrun/labrun/cmd/labrun/internal/board"
 	"github.com/labrun/labrun/internal/leaf/outdir"
+	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/fleet"
 )
 
@@ -57,11 +58,11 @@ func FleetJUnit(results []fleet.Result) ([]byte, error) {
 		for _, c := range r.Cases {
 			jc := junitCase{Name: c.Name, Classname: r.Target, Time: fmt.Sprintf("%.3f", c.Seconds)}
 			switch {
-			case c.Status == "passed":
-			case c.Status == "failed" && c.Class == "assertion":
+			case c.Status == runner.Passed:
+			case c.Status == runner.Failed && c.Class == runner.ClassAssertion:
 				jc.Failure = &junitMessage{Message: c.Message, Type: string(c.Class)}
 				s.Failures++
-			case c.Status == "failed":
+			case c.Status == runner.Failed:
 				jc.Error = &junitMessage{Message: c.Message, Type: string(c.Class)}
 				s.Errors++
 			default:
