@@ -3,6 +3,7 @@ package parsetest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -176,18 +177,9 @@ func InventedBeyond(kind string, raw []byte, result any) ([]string, error) {
 	var out []string
 	for _, line := range all {
 		path, _, _ := strings.Cut(line, " ")
-		if !contains(OmittedZeros[kind], path) && !contains(Derived[kind], path) {
+		if !slices.Contains(OmittedZeros[kind], path) && !slices.Contains(Derived[kind], path) {
 			out = append(out, line)
 		}
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
