@@ -160,7 +160,8 @@ testbed-logs:
 	-testbed/status
 
 # labrun against bash + kubectl, kubectl exec, a polling loop, grep/awk and
-# cilium-dbg on the test cluster: prints a table and writes
+# cilium-dbg on the test cluster, each lab on its own profile (single, then
+# tunnel, which is left running): prints a table and writes
 # testbed/bench/results.json (testbed/bench/README.md). BENCH_ARGS="-n 1 -results
 # testbed/bench/results.local.json" is the short run CI does so it cannot rot.
 BENCH_ARGS ?=

@@ -61,6 +61,10 @@ type config struct {
 	testbedEnv string
 	// repeat is the repeat section's N (0: 10 with -n 5 or more, else 2).
 	repeat int
+	// profiles are the test cluster profiles to run on, in order (none:
+	// the running one only), and testbedUp the command that starts one.
+	profiles  []string
+	testbedUp string
 }
 
 // section is one group of measurements.
@@ -68,26 +72,30 @@ type section struct {
 	name string
 	what string
 	run  func(ctx context.Context, b *bench) ([]Row, error)
+	// perProfile sections measure what differs by profile (a lab that
+	// needs two nodes, each lab on its own profile): they run again on
+	// every profile of -profiles; the others run on the first only.
+	perProfile bool
 }
 
 // sections in the order of the table. They run in another order (see
 // runOrder).
 var sections = []section{
-	{"lab", "cca-datapath solved end to end, labrun vs bash + kubectl; peak memory", benchLab},
-	{"check", "labrun check of cca-datapath vs a bash check", benchCheck},
-	{"poll", "labrun check --task polled once a second, with watches that count the cluster's changes", benchPoll},
-	{"services-lab", "cca-services solved end to end on two nodes (DSR through Helm and back), labrun vs bash + kubectl", benchServicesLab},
-	{"identity-lab", "cca-identity solved end to end on two nodes (a rollout, visitor relabelled in place), labrun vs bash + kubectl", benchIdentityLab},
-	{"exec", "exec round trip in the Cilium agent", benchExec},
-	{"wait", "reaction to a condition becoming true", benchWait},
-	{"validate", "labrun validate", benchValidate},
-	{"parse", "conntrack text parser at 200k entries", benchParse},
-	{"bpf", "conntrack BPF map dump", benchBPF},
-	{"http", "HTTP requests a lab makes, and the agent's API", benchHTTP},
-	{"capture", "a capture step's overhead against the same traffic without it", benchCapture},
-	{"growth", "validate, conntrack parse, map read and check at x1, x10, x100", benchGrowth},
-	{"class", "a class of learner namespaces graded as one sharded Indexed Job and with check --targets, parallelism 1, 4 and 20, vs a bash loop of kubectl; then 5 times the class both ways", benchClass},
-	{"repeat", "every lab of the running profile solved and checked N times by labrun test --repeat: each task's flake rate, and the time per repeat", benchRepeat},
+	{"lab", "cca-datapath solved end to end, labrun vs bash + kubectl; peak memory", benchLab, false},
+	{"check", "labrun check of cca-datapath vs a bash check", benchCheck, false},
+	{"poll", "labrun check --task polled once a second, with watches that count the cluster's changes", benchPoll, false},
+	{"services-lab", "cca-services solved end to end on two nodes (DSR through Helm and back), labrun vs bash + kubectl", benchServicesLab, true},
+	{"identity-lab", "cca-identity solved end to end on two nodes (a rollout, visitor relabelled in place), labrun vs bash + kubectl", benchIdentityLab, true},
+	{"exec", "exec round trip in the Cilium agent", benchExec, false},
+	{"wait", "reaction to a condition becoming true", benchWait, false},
+	{"validate", "labrun validate", benchValidate, false},
+	{"parse", "conntrack text parser at 200k entries", benchParse, false},
+	{"bpf", "conntrack BPF map dump", benchBPF, false},
+	{"http", "HTTP requests a lab makes, and the agent's API", benchHTTP, false},
+	{"capture", "a capture step's overhead against the same traffic without it", benchCapture, false},
+	{"growth", "validate, conntrack parse, map read and check at x1, x10, x100", benchGrowth, false},
+	{"class", "a class of learner namespaces graded as one sharded Indexed Job and with check --targets, parallelism 1, 4 and 20, vs a bash loop of kubectl; then 5 times the class both ways", benchClass, false},
+	{"repeat", "every lab of the running profile solved and checked N times by labrun test --repeat: each task's flake rate, and the time per repeat", benchRepeat, true},
 }
 
 // runOrder runs the measurements that need a quiet machine first; the lab
@@ -121,6 +129,8 @@ func main() {
 	flag.StringVar(&c.testbedEnv, "testbed-env", "/var/lib/labrun-testbed/env", "the test cluster's env file (its CG_BASE: where the class section reads its pods' peak memory)")
 	flag.IntVar(&c.repeat, "repeat", 0, "runs of each lab in the repeat section (labrun test --repeat N; default 10 with -n 5 or more, 2 otherwise, as CI's short run)")
 	parallel := flag.String("class-parallel", "1,4,20", "the parallelisms the class section grades with, comma-separated")
+	profiles := flag.String("profiles", "", "test cluster profiles to run on, comma-separated, in order (testbed/bench/run passes single,tunnel): every section on the first, then on each other one again the sections that measure what differs by profile (the two-node labs, each lab's repeat); none: only the running profile, as it is")
+	flag.StringVar(&c.testbedUp, "testbed-up", "testbed/up", "the command that starts the test cluster on a profile (testbed/up --profile P), run before each profile of -profiles")
 	flag.Parse()
 	for _, p := range strings.Split(*parallel, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(p))
@@ -129,6 +139,11 @@ func main() {
 			os.Exit(2)
 		}
 		c.classParallel = append(c.classParallel, v)
+	}
+	for _, p := range strings.Split(*profiles, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			c.profiles = append(c.profiles, p)
+		}
 	}
 	if c.n < 1 || c.repeat < 0 || flag.NArg() > 0 || c.classLab != "fleet" && c.classLab != "classroom" {
 		flag.Usage()
@@ -175,22 +190,39 @@ func run(ctx context.Context, c config, want map[string]bool) error {
 	b := &bench{config: c, machine: describeMachine()}
 	res := Results{Machine: b.machine, N: c.n, Started: time.Now().UTC().Format(time.RFC3339)}
 	rows := map[string][]Row{}
-	for _, name := range runOrder {
-		if len(want) > 0 && !want[name] {
-			continue
+	profiles := c.profiles
+	if len(profiles) == 0 {
+		profiles = []string{""} // the running one
+	}
+	for i, profile := range profiles {
+		if profile != "" {
+			if err := b.up(ctx, profile); err != nil {
+				return err
+			}
 		}
-		s := sections[slices.IndexFunc(sections, func(s section) bool { return s.name == name })]
-		fmt.Fprintf(os.Stderr, "== %s: %s\n", s.name, s.what)
-		start := time.Now()
-		// A bound for anything a section waits on without its own limit.
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
-		r, err := s.run(sctx, b)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
+		for _, name := range runOrder {
+			if len(want) > 0 && !want[name] {
+				continue
+			}
+			s := sections[slices.IndexFunc(sections, func(s section) bool { return s.name == name })]
+			if i > 0 && !s.perProfile {
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "== %s: %s\n", s.name, s.what)
+			start := time.Now()
+			// A bound for anything a section waits on without its own limit.
+			sctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+			r, err := s.run(sctx, b)
+			cancel()
+			if err != nil {
+				if profile != "" {
+					return fmt.Errorf("%s on profile %s: %w", s.name, profile, err)
+				}
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			fmt.Fprintf(os.Stderr, "   %s done in %s\n", s.name, time.Since(start).Round(100*time.Millisecond))
+			rows[s.name] = append(rows[s.name], r...)
 		}
-		fmt.Fprintf(os.Stderr, "   %s done in %s\n", s.name, time.Since(start).Round(100*time.Millisecond))
-		rows[s.name] = r
 	}
 	for _, s := range sections {
 		res.Rows = append(res.Rows, rows[s.name]...)
@@ -201,6 +233,19 @@ func run(ctx context.Context, c config, want map[string]bool) error {
 		return err
 	}
 	return os.WriteFile(c.results, append(data, '\n'), 0o644)
+}
+
+// up starts the test cluster on profile (testbed/up: a no-op when it
+// already runs healthy on it, else it switches), its output on stderr
+// with the bench's progress.
+func (b *bench) up(ctx context.Context, profile string) error {
+	fmt.Fprintf(os.Stderr, "== test cluster on profile %s\n", profile)
+	cmd := exec.CommandContext(ctx, b.testbedUp, "--profile", profile)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s --profile %s: %w", b.testbedUp, profile, err)
+	}
+	return nil
 }
 
 // Machine describes where the numbers come from.
