@@ -152,19 +152,27 @@ func normalize(k string) string {
 // taken off (InventedBeyond says so), and any other invented value fails.
 var OmittedZeros = map[string][]string{
 	"bpftool-net-show":    {".attachments[].hook", ".attachments[].mode", ".attachments[].priority"},
-	"cilium-map-list":     {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
 	"cilium-service-list": {"[].backends[].nodeName", "[].backends[].zone", "[].cluster", "[].healthCheckNodePort", "[].natPolicy", "[].remote"},
 	"cilium-status": {".deviceModeConfigured", ".kubeProxyReplacementDetails.dsrDispatchMode", ".kubeProxyReplacementDetails.gracefulTermination",
 		".kubeProxyReplacementDetails.socketLBProtocols", ".masquerading", ".routing.tunnelProtocol"},
 }
 
 // Derived are the fields, by parser kind, that a parser computes from
-// what was printed rather than copying a key: bpf policy get -o json
-// prints the map's raw entry, whose Flags hold deny, whose Prefixlen
-// counts the key's header bits and whose ProxyPortNetwork is in network
-// byte order; empty says whether there was any entry.
+// what was printed rather than copying a key, so their "", 0 or false
+// was printed in another form:
+//   - bpf policy get -o json prints the map's raw entry, whose Flags
+//     hold deny, whose Prefixlen counts the key's header bits and whose
+//     ProxyPortNetwork is in network byte order; empty says whether there
+//     was any entry.
+//   - map list -o json prints each map's cache, a list or null; the
+//     table's columns are counted from it as cilium-dbg's printMapList
+//     counts them: entries (the non-null elements; null for a null
+//     cache), entriesKnown and cacheEnabled (the cache is not null),
+//     errors (the elements with a last-error; 0 without a cache, as the
+//     table prints).
 var Derived = map[string][]string{
 	"cilium-bpf-policy-get": {".empty", ".entries[].deny", ".entries[].prefixLen", ".entries[].proxyPort"},
+	"cilium-map-list":       {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
 }
 
 // InventedBeyond is Invented less the paths OmittedZeros and Derived list
