@@ -151,8 +151,7 @@ func normalize(k string) string {
 // decided field by field; a field that is no longer reported so must be
 // taken off (InventedBeyond says so), and any other invented value fails.
 var OmittedZeros = map[string][]string{
-	"bpftool-net-show":    {".attachments[].hook", ".attachments[].mode", ".attachments[].priority"},
-	"cilium-service-list": {"[].backends[].nodeName", "[].backends[].zone", "[].cluster", "[].healthCheckNodePort", "[].natPolicy", "[].remote"},
+	"bpftool-net-show": {".attachments[].hook", ".attachments[].mode", ".attachments[].priority"},
 	"cilium-status": {".deviceModeConfigured", ".kubeProxyReplacementDetails.dsrDispatchMode", ".kubeProxyReplacementDetails.gracefulTermination",
 		".kubeProxyReplacementDetails.socketLBProtocols", ".masquerading", ".routing.tunnelProtocol"},
 }
@@ -170,9 +169,12 @@ var OmittedZeros = map[string][]string{
 //     cache), entriesKnown and cacheEnabled (the cache is not null),
 //     errors (the elements with a last-error; 0 without a cache, as the
 //     table prints).
+//   - service list -o json: remote is whether flags.cluster is printed,
+//     the rule by which the table prints "(Remote)".
 var Derived = map[string][]string{
 	"cilium-bpf-policy-get": {".empty", ".entries[].deny", ".entries[].prefixLen", ".entries[].proxyPort"},
 	"cilium-map-list":       {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
+	"cilium-service-list":   {"[].remote"},
 }
 
 // InventedBeyond is Invented less the paths OmittedZeros and Derived list
