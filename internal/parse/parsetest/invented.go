@@ -151,8 +151,6 @@ func normalize(k string) string {
 // decided field by field; a field that is no longer reported so must be
 // taken off (InventedBeyond says so), and any other invented value fails.
 var OmittedZeros = map[string][]string{
-	"cilium-status": {".deviceModeConfigured", ".kubeProxyReplacementDetails.dsrDispatchMode", ".kubeProxyReplacementDetails.gracefulTermination",
-		".kubeProxyReplacementDetails.socketLBProtocols", ".masquerading", ".routing.tunnelProtocol"},
 }
 
 // Derived are the fields, by parser kind, that a parser computes from

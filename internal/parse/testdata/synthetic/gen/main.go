@@ -53,7 +53,8 @@ func main() {
 	write("cilium-status", "v1.20-plain", "cilium-dbg status", statusPlain())
 	write("cilium-status", "v1.20-verbose-tunnel-dsr", "cilium-dbg status --verbose", statusTunnelDSR())
 	write("cilium-status", "v1.20-kpr-false", "cilium-dbg status --verbose", statusKPRFalse())
-	write("cilium-status", "v1.20-json", "cilium-dbg status -o json", statusJSON())
+	write("cilium-status", "v1.20-json", "cilium-dbg status -o json", statusJSON(baseStatus()))
+	write("cilium-status", "v1.20-json-tunnel-dsr", "cilium-dbg status -o json", statusJSON(tunnelDSRStatus()))
 
 	write("cilium-service-list", "v1.20-json", "cilium-dbg service list -o json", serviceJSON(labServices()))
 	write("cilium-service-list", "v1.20-table", "cilium-dbg service list", serviceTable(labServices()))
@@ -179,10 +180,11 @@ func formatStatus(sr *models.StatusResponse, sd pkg.StatusDetails) string {
 
 func statusVerbose() string { return formatStatus(baseStatus(), pkg.StatusAllDetails) }
 
-// statusJSON is what `status -o json` prints for the same response as
-// statusVerbose (pkg/command PrintOutput: json.MarshalIndent).
-func statusJSON() string {
-	b, err := json.MarshalIndent(baseStatus(), "", "  ")
+// statusJSON is what `status -o json` prints for the response sr that
+// statusVerbose and statusTunnelDSR print as text (pkg/command
+// PrintOutput: json.MarshalIndent).
+func statusJSON(sr *models.StatusResponse) string {
+	b, err := json.MarshalIndent(sr, "", "  ")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -191,7 +193,9 @@ func statusJSON() string {
 
 func statusPlain() string { return formatStatus(baseStatus(), pkg.StatusNoDetails) }
 
-func statusTunnelDSR() string {
+func statusTunnelDSR() string { return formatStatus(tunnelDSRStatus(), pkg.StatusAllDetails) }
+
+func tunnelDSRStatus() *models.StatusResponse {
 	sr := baseStatus()
 	k := kpr("True", true)
 	k.Devices = []string{"eth0", "eth1"}
@@ -220,7 +224,7 @@ func statusTunnelDSR() string {
 	sr.ClockSource = &models.ClockSource{Mode: "jiffies", Hertz: 250}
 	sr.Controllers[1].Status = &models.ControllerStatusStatus{ConsecutiveFailureCount: 2, FailureCount: 2,
 		LastFailureMsg: "unable to sync: context deadline exceeded"}
-	return formatStatus(sr, pkg.StatusAllDetails)
+	return sr
 }
 
 func statusKPRFalse() string {
