@@ -143,16 +143,6 @@ func normalize(k string) string {
 	return b.String()
 }
 
-// OmittedZeros are the fields, by parser kind, that a parser reports as
-// "", 0 or false when Cilium's JSON does not have the key: Cilium's API
-// models write zero values with omitempty, so an absent key there is the
-// model's zero, not a value Cilium did not know (as a pod name it does not
-// track is). Each is kept here, by its path in the result, until it is
-// decided field by field; a field that is no longer reported so must be
-// taken off (InventedBeyond says so), and any other invented value fails.
-var OmittedZeros = map[string][]string{
-}
-
 // Derived are the fields, by parser kind, that a parser computes from
 // what was printed rather than copying a key, so their "", 0 or false
 // was printed in another form:
@@ -174,8 +164,8 @@ var Derived = map[string][]string{
 	"cilium-service-list":   {"[].remote"},
 }
 
-// InventedBeyond is Invented less the paths OmittedZeros and Derived list
-// for kind: the values invented that no decision covers.
+// InventedBeyond is Invented less the paths Derived lists for kind: the
+// "", 0 and false that nothing printed.
 func InventedBeyond(kind string, raw []byte, result any) ([]string, error) {
 	all, err := Invented(raw, result)
 	if err != nil {
@@ -184,7 +174,7 @@ func InventedBeyond(kind string, raw []byte, result any) ([]string, error) {
 	var out []string
 	for _, line := range all {
 		path, _, _ := strings.Cut(line, " ")
-		if !slices.Contains(OmittedZeros[kind], path) && !slices.Contains(Derived[kind], path) {
+		if !slices.Contains(Derived[kind], path) {
 			out = append(out, line)
 		}
 	}
