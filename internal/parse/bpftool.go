@@ -24,9 +24,9 @@ type NetAttachment struct {
 	// "netkit/peer", or the qdisc kind for classful qdiscs; "xdp",
 	// "flow_dissector" or "netfilter" for those sections.
 	Attach string `json:"attach" expr:"attach"`
-	// Mode is the XDP mode: "driver", "generic" or "offload"; "" outside
-	// the xdp section.
-	Mode string `json:"mode" expr:"mode"`
+	// Mode is the XDP mode: "driver", "generic" or "offload"; null
+	// outside the xdp section, where bpftool prints no mode.
+	Mode *string `json:"mode" expr:"mode"`
 	// Program is the name bpftool printed. For tcx it is the program name
 	// ("cil_from_container"); for legacy tc it is the filter name, which
 	// Cilium 1.16+ sets to "<prog>-<device>" (see BaseProgram) and older
@@ -38,11 +38,12 @@ type NetAttachment struct {
 	// LinkID is the tcx or netkit link's id ("link_id N"); 0 for legacy
 	// tc, XDP and the flow dissector.
 	LinkID int `json:"linkID" expr:"linkID"`
-	// Hook and Priority are a netfilter program's hook ("ip prerouting")
-	// and priority ("prio -128"); "" and 0 outside the netfilter
-	// section.
-	Hook     string `json:"hook" expr:"hook"`
-	Priority int    `json:"priority" expr:"priority"`
+	// Hook and Priority are a netfilter program's hook ("ip
+	// prerouting"; with -j, pf and hook numbers named the same way) and
+	// priority ("prio -128"); null outside the netfilter section, where
+	// bpftool prints neither.
+	Hook     *string `json:"hook" expr:"hook"`
+	Priority *int    `json:"priority" expr:"priority"`
 }
 
 // BaseProgram returns Program without the "-<device>" suffix that Cilium
@@ -223,12 +224,12 @@ func netNetfilterLine(f []string) ([]NetAttachment, bool) {
 	if i == 0 || i+1 >= len(f) {
 		return nil, false
 	}
-	a.Hook = strings.Join(f[:i], " ")
+	hook := strings.Join(f[:i], " ")
 	p, err := strconv.Atoi(f[i+1])
 	if err != nil {
 		return nil, false
 	}
-	a.Priority = p
+	a.Hook, a.Priority = &hook, &p
 	for j := i + 2; j+1 < len(f); j++ {
 		if f[j] == "prog_id" {
 			if a.ProgID, err = strconv.Atoi(f[j+1]); err != nil {
@@ -252,7 +253,7 @@ func netXDPLine(f []string, dev string, idx int) ([]NetAttachment, bool) {
 		if err != nil {
 			return nil, false
 		}
-		out = append(out, NetAttachment{Section: "xdp", Device: dev, Ifindex: idx, Attach: "xdp", Mode: f[i], ProgID: id})
+		out = append(out, NetAttachment{Section: "xdp", Device: dev, Ifindex: idx, Attach: "xdp", Mode: &f[i], ProgID: id})
 	}
 	return out, len(out) > 0
 }
@@ -310,21 +311,21 @@ func parseDevIndex(s string) (string, int, bool) {
 // object with "xdp", "tc", "flow_dissector" and (v7.3+) "netfilter" arrays.
 func parseBpftoolNetJSON(text string) (BpftoolNet, error) {
 	type entry struct {
-		Devname string `json:"devname"`
-		Ifindex int    `json:"ifindex"`
-		Kind    string `json:"kind"`
-		Name    string `json:"name"`
-		Mode    string `json:"mode"`
-		ID      int    `json:"id"`
-		ProgID  int    `json:"prog_id"`
-		LinkID  int    `json:"link_id"`
+		Devname string  `json:"devname"`
+		Ifindex int     `json:"ifindex"`
+		Kind    string  `json:"kind"`
+		Name    string  `json:"name"`
+		Mode    *string `json:"mode"`
+		ID      int     `json:"id"`
+		ProgID  int     `json:"prog_id"`
+		LinkID  int     `json:"link_id"`
 		Multi   []struct {
-			Mode string `json:"mode"`
-			ID   int    `json:"id"`
+			Mode *string `json:"mode"`
+			ID   int     `json:"id"`
 		} `json:"multi_attachments"`
 		PF   *int `json:"pf"`
 		Hook *int `json:"hook"`
-		Prio int  `json:"prio"`
+		Prio *int `json:"prio"`
 	}
 	var raw []map[string][]entry
 	if err := json.Unmarshal([]byte(text), &raw); err != nil {
@@ -370,9 +371,10 @@ func parseBpftoolNetJSON(text string) (BpftoolNet, error) {
 				case "flow_dissector", "netfilter":
 					a.Attach = section
 					if e.Hook != nil && e.PF != nil {
-						a.Hook = netfilterHookName(*e.PF, *e.Hook)
-						a.Priority = e.Prio
+						hook := netfilterHookName(*e.PF, *e.Hook)
+						a.Hook = &hook
 					}
+					a.Priority = e.Prio
 				}
 				n.Attachments = append(n.Attachments, a)
 			}

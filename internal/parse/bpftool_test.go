@@ -8,7 +8,7 @@ func TestBpftoolNetShowLocalCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "count", len(n.Attachments), 3)
-	eq(t, "xdp", n.Attachments[0], NetAttachment{Section: "xdp", Device: "xdpcap0", Ifindex: 7, Attach: "xdp", Mode: "generic", ProgID: n.Attachments[0].ProgID})
+	eq(t, "xdp", n.Attachments[0], NetAttachment{Section: "xdp", Device: "xdpcap0", Ifindex: 7, Attach: "xdp", Mode: ptr("generic"), ProgID: n.Attachments[0].ProgID})
 	in := n.Find("legacy0", "clsact/ingress")
 	eq(t, "legacy program", in.Program, "cap_tc_in:[*fsobj]")
 	eq(t, "legacy ifindex", in.Ifindex, 5)
@@ -64,9 +64,32 @@ func TestBpftoolNetShowTCXAndNetfilter(t *testing.T) {
 	eq(t, "netkit", n.Find("nk0", "netkit/primary").ProgID, 81)
 	eq(t, "flow dissector", n.Find("", "flow_dissector").ProgID, 42)
 	nf := n.Find("", "netfilter")
-	eq(t, "netfilter", []any{nf.Hook, nf.Priority, nf.ProgID}, []any{"ip prerouting", -128, 10})
+	eq(t, "netfilter", []any{deref(nf.Hook), deref(nf.Priority), nf.ProgID, nf.Mode}, []any{"ip prerouting", -128, 10, (*string)(nil)})
+	tcx := n.Find("lxc3a6f7d4e8c73", "tcx/ingress")
+	eq(t, "tc: no mode, hook or priority", []any{tcx.Mode, tcx.Hook, tcx.Priority}, []any{(*string)(nil), (*string)(nil), (*int)(nil)})
 	eq(t, "devices", len(n.Device("lxc3a6f7d4e8c73")), 2)
 	eq(t, "missing", n.Find("nope", "").ProgID, 0)
+}
+
+// bpftool -j prints a mode for xdp only and pf, hook and prio for
+// netfilter only (net.c xdp_dump_prog_id, netfilter_dump_json): the
+// other attachments' mode, hook and priority are null, as in the text.
+func TestBpftoolNetShowJSONOnlyWhatIsPrinted(t *testing.T) {
+	js, err := ParseBpftoolNetShow(`[{"xdp":[{"devname":"eth0","ifindex":2,"mode":"driver","id":42}],` +
+		`"tc":[{"devname":"lxc1","ifindex":26,"kind":"tcx/ingress","name":"cil_from_container","prog_id":4773,"prog_flags":[],"link_id":29,"link_flags":[]}],` +
+		`"flow_dissector":[],"netfilter":[{"pf":2,"hook":0,"prio":-128,"flags":0,"id":10}]}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := ParseBpftoolNetShow("xdp:\neth0(2) driver id 42 \n\ntc:\n" +
+		"lxc1(26) tcx/ingress cil_from_container prog_id 4773 link_id 29 \n\nflow_dissector:\n\nnetfilter:\n\n\tip prerouting prio -128 prog_id 10\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "json == text", js.Attachments, text.Attachments)
+	eq(t, "xdp", js.Attachments[0], NetAttachment{Section: "xdp", Device: "eth0", Ifindex: 2, Attach: "xdp", Mode: ptr("driver"), ProgID: 42})
+	eq(t, "tc", js.Attachments[1], NetAttachment{Section: "tc", Device: "lxc1", Ifindex: 26, Attach: "tcx/ingress", Program: "cil_from_container", ProgID: 4773, LinkID: 29})
+	eq(t, "netfilter", js.Attachments[2], NetAttachment{Section: "netfilter", Attach: "netfilter", ProgID: 10, Hook: ptr("ip prerouting"), Priority: ptr(-128)})
 }
 
 func TestBpftoolNetShowUnknownLinesAndErrors(t *testing.T) {

@@ -11,8 +11,9 @@ import (
 // or false in its result was printed so by Cilium, under a key of a like
 // name; what Cilium did not print is null (an endpoint's podName was ""
 // on 1.20, which fills external-identifiers with cni-attachment-id only).
-// Every real JSON capture; the omitempty zeros parsetest.OmittedZeros
-// lists are still to be decided field by field.
+// Cilium's models omit a key whose value is the zero (omitempty): such
+// a field is null too, unless the parser derives it from what was
+// printed (parsetest.Derived). Every real JSON capture.
 func TestJSONResultsInventNothing(t *testing.T) {
 	n := 0
 	for _, in := range goldenInputs(t) {

@@ -15,16 +15,23 @@ type MapInfo struct {
 	// Name is the map's pinned name ("cilium_lb4_services_v2",
 	// "cilium_policy_v3_00042"), the base of its path under the bpffs.
 	Name string `json:"name" expr:"name"`
-	// Entries is the number of cached entries; EntriesKnown is false when
-	// Cilium printed "unknown" (maps without a userspace cache), and
-	// Entries is then 0.
-	Entries      int  `json:"entries" expr:"entries"`
+	// Entries is the number of the map's entries in the agent's
+	// userspace cache (the "Num entries" column; with -o json, the
+	// non-null elements of its cache); null when Cilium printed
+	// "unknown" (a map without a userspace cache, whose JSON cache is
+	// null): the agent does not count such a map's entries.
+	Entries *int `json:"entries" expr:"entries"`
+	// EntriesKnown is whether Entries was printed: false for "unknown"
+	// (Entries null), true otherwise.
 	EntriesKnown bool `json:"entriesKnown" expr:"entriesKnown"`
-	// Errors is the number of the map's entries whose last sync to the
-	// kernel failed (the "Num errors" column); 0 when all are in sync.
+	// Errors is the number of cached entries whose last sync to the
+	// kernel failed (the "Num errors" column; with -o json, the cache's
+	// elements with a last-error); 0 when all are in sync, and for a map
+	// without a cache, for which the table prints 0 too.
 	Errors int `json:"errors" expr:"errors"`
 	// CacheEnabled is whether the agent keeps a userspace cache of the
-	// map ("Cache enabled": true or false).
+	// map ("Cache enabled": true or false; with -o json, whether its
+	// cache is a list rather than null).
 	CacheEnabled bool `json:"cacheEnabled" expr:"cacheEnabled"`
 }
 
@@ -94,7 +101,7 @@ type jsonMapList struct {
 // each row as cilium-dbg's printMapList does (map_list.go): the name is the
 // pin path's last element; with a cache, the entries are its non-null
 // elements and the errors those with a last-error; without one, the
-// entries are unknown.
+// entries are unknown (null) and the errors 0, as the table prints them.
 func parseMapListJSON(text string) (MapList, error) {
 	var doc jsonMapList
 	if err := json.Unmarshal([]byte(text), &doc); err != nil {
@@ -111,15 +118,17 @@ func parseMapListJSON(text string) (MapList, error) {
 		info := MapInfo{Name: path.Base(*m.Path)}
 		if m.Cache != nil {
 			info.CacheEnabled, info.EntriesKnown = true, true
+			n := 0
 			for _, e := range *m.Cache {
 				if e == nil {
 					continue
 				}
-				info.Entries++
+				n++
 				if e.LastError != "" {
 					info.Errors++
 				}
 			}
+			info.Entries = &n
 		}
 		out = append(out, info)
 	}
@@ -160,7 +169,7 @@ func parseMapListText(text string) (MapList, error) {
 			if err != nil {
 				return nil, newError(kindMapList, r.num, line, `expected a number or "unknown" in Num entries`)
 			}
-			m.Entries, m.EntriesKnown = n, true
+			m.Entries, m.EntriesKnown = &n, true
 		}
 		n, err := strconv.Atoi(c[2])
 		if err != nil {

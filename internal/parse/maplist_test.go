@@ -11,7 +11,7 @@ func TestMapList(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "count", len(l), 10)
-	eq(t, "policy map", l.Get("cilium_policy_v3_01234"), MapInfo{Name: "cilium_policy_v3_01234", Entries: 4, EntriesKnown: true, CacheEnabled: true})
+	eq(t, "policy map", l.Get("cilium_policy_v3_01234"), MapInfo{Name: "cilium_policy_v3_01234", Entries: ptr(4), EntriesKnown: true, CacheEnabled: true})
 	eq(t, "unknown entries", l.Get("cilium_lb4_services_v2"), MapInfo{Name: "cilium_lb4_services_v2"})
 	eq(t, "errors", l.Get("cilium_ipcache_v2").Errors, 1)
 	eq(t, "PolicyMap v3 padded", l.PolicyMap(1234), "cilium_policy_v3_01234")
@@ -52,8 +52,8 @@ func TestMapListJSON(t *testing.T) {
 	}
 	eq(t, "rows", l, MapList{
 		{Name: "cilium_lb4_services_v2"},
-		{Name: "cilium_lb4_source_range", EntriesKnown: true, CacheEnabled: true},
-		{Name: "cilium_policy_v3_00042", Entries: 2, EntriesKnown: true, Errors: 1, CacheEnabled: true},
+		{Name: "cilium_lb4_source_range", Entries: ptr(0), EntriesKnown: true, CacheEnabled: true},
+		{Name: "cilium_policy_v3_00042", Entries: ptr(2), EntriesKnown: true, Errors: 1, CacheEnabled: true},
 	})
 	eq(t, "PolicyMap", l.PolicyMap(42), "cilium_policy_v3_00042")
 	for _, c := range []struct{ name, in, want string }{

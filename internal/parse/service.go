@@ -12,11 +12,12 @@ const kindServiceList = "cilium-service-list"
 // (a Kubernetes Service has one per port, per IP family and per scope) with
 // its backends.
 //
-// From `-o json` every field is filled: the model's spec and
-// status.realized (the same object in Cilium 1.20) are flattened, so
+// From `-o json` every field Cilium printed is filled: the model's spec
+// and status.realized (the same object in Cilium 1.20) are flattened, so
 // spec.flags.name is Name and spec.frontend-address is Frontend. The plain
-// table only has ID, Frontend, Type and the backends' address and state; the
-// other fields are then empty.
+// table only has ID, Frontend, Type, the "(Remote)" mark and the backends'
+// address and state; the other fields are then "" (names, traffic
+// policies) or null (the ones -o json may omit too).
 type Service struct {
 	// ID is the service's ID (spec.id, the ID column), the rev NAT ID
 	// the BPF maps key it by; 0 when Cilium has not written it to the
@@ -44,17 +45,25 @@ type Service struct {
 	TrafficPolicy    string `json:"trafficPolicy" expr:"trafficPolicy"`
 	ExtTrafficPolicy string `json:"extTrafficPolicy" expr:"extTrafficPolicy"`
 	IntTrafficPolicy string `json:"intTrafficPolicy" expr:"intTrafficPolicy"`
-	// NatPolicy is "None", "Nat46" or "Nat64"; "" when the JSON omits it
-	// (no NAT46/64) and from the table.
-	NatPolicy string `json:"natPolicy" expr:"natPolicy"`
-	// HealthCheckNodePort is the Service's healthCheckNodePort (a
-	// LoadBalancer with externalTrafficPolicy Local); 0 when it has none
-	// and from the table.
-	HealthCheckNodePort int `json:"healthCheckNodePort" expr:"healthCheckNodePort"`
-	// Cluster is the clustermesh cluster of a remote service; Remote is
-	// true for it (the table prints "ClusterIP (Remote)").
-	Cluster string `json:"cluster" expr:"cluster"`
-	Remote  bool   `json:"remote" expr:"remote"`
+	// NatPolicy is flags.natPolicy, "Nat46" or "Nat64" for a service
+	// whose backends are of the other IP family; null when Cilium
+	// printed none: it omits the key for a service without NAT46/64
+	// (1.20 never prints "None"), and the table does not show it.
+	NatPolicy *string `json:"natPolicy" expr:"natPolicy"`
+	// HealthCheckNodePort is flags.healthCheckNodePort, the Kubernetes
+	// Service's spec.healthCheckNodePort (a LoadBalancer Service with
+	// externalTrafficPolicy Local has one; each of its frontends shows
+	// it); null when Cilium printed none: it omits the key for a Service
+	// that has none, and the table does not show it.
+	HealthCheckNodePort *int `json:"healthCheckNodePort" expr:"healthCheckNodePort"`
+	// Cluster is flags.cluster, the clustermesh cluster of a remote
+	// service; null when Cilium printed none: it omits the key for a
+	// service of its own cluster, and the table prints only "(Remote)".
+	Cluster *string `json:"cluster" expr:"cluster"`
+	// Remote is whether the service is another cluster's: the table's
+	// "ClusterIP (Remote)" mark, or with -o json whether flags.cluster
+	// is printed, the rule by which cilium-dbg prints that mark.
+	Remote bool `json:"remote" expr:"remote"`
 }
 
 // Backend is one backend of a Service.
@@ -65,11 +74,19 @@ type Backend struct {
 	IP       string `json:"ip" expr:"ip"`
 	Port     int    `json:"port" expr:"port"`
 	Protocol string `json:"protocol" expr:"protocol"`
-	// NodeName is the node the backend runs on; "" from the table.
-	NodeName string `json:"nodeName" expr:"nodeName"`
-	// Zone is the backend's topology zone; "" when it has none and from
-	// the table.
-	Zone string `json:"zone" expr:"zone"`
+	// NodeName is nodeName, the node the backend runs on (its
+	// EndpointSlice endpoint's nodeName); null when Cilium printed none:
+	// it omits the key for a backend without one (an endpoint with no
+	// nodeName, as the API server's of default/kubernetes; the local
+	// proxy's 127.0.0.1 backend of an L7 service), and the table does
+	// not show it.
+	NodeName *string `json:"nodeName" expr:"nodeName"`
+	// Zone is zone, the backend's topology zone (its EndpointSlice
+	// endpoint's zone, from its node's topology.kubernetes.io/zone
+	// label); null when Cilium printed none: it omits the key for a
+	// backend without a zone (a node without that label), and the table
+	// does not show it.
+	Zone *string `json:"zone" expr:"zone"`
 	// State is active, terminating, terminating-not-serving,
 	// quarantined or maintenance.
 	State string `json:"state" expr:"state"`
@@ -166,22 +183,22 @@ type jsonServiceSpec struct {
 		IP        *string `json:"ip"`
 		Port      int     `json:"port"`
 		Protocol  string  `json:"protocol"`
-		NodeName  string  `json:"nodeName"`
-		Zone      string  `json:"zone"`
+		NodeName  *string `json:"nodeName"`
+		Zone      *string `json:"zone"`
 		State     string  `json:"state"`
 		Preferred bool    `json:"preferred"`
 		Weight    *int    `json:"weight"`
 	} `json:"backend-addresses"`
 	Flags *struct {
-		Type                string `json:"type"`
-		Name                string `json:"name"`
-		Namespace           string `json:"namespace"`
-		TrafficPolicy       string `json:"trafficPolicy"`
-		ExtTrafficPolicy    string `json:"extTrafficPolicy"`
-		IntTrafficPolicy    string `json:"intTrafficPolicy"`
-		NatPolicy           string `json:"natPolicy"`
-		HealthCheckNodePort int    `json:"healthCheckNodePort"`
-		Cluster             string `json:"cluster"`
+		Type                string  `json:"type"`
+		Name                string  `json:"name"`
+		Namespace           string  `json:"namespace"`
+		TrafficPolicy       string  `json:"trafficPolicy"`
+		ExtTrafficPolicy    string  `json:"extTrafficPolicy"`
+		IntTrafficPolicy    string  `json:"intTrafficPolicy"`
+		NatPolicy           *string `json:"natPolicy"`
+		HealthCheckNodePort *int    `json:"healthCheckNodePort"`
+		Cluster             *string `json:"cluster"`
 	} `json:"flags"`
 }
 
@@ -217,7 +234,7 @@ func ParseServiceListJSON(text string) (ServiceList, error) {
 			s.Type, s.Name, s.Namespace = flags.Type, flags.Name, flags.Namespace
 			s.TrafficPolicy, s.ExtTrafficPolicy, s.IntTrafficPolicy = flags.TrafficPolicy, flags.ExtTrafficPolicy, flags.IntTrafficPolicy
 			s.NatPolicy, s.HealthCheckNodePort, s.Cluster = flags.NatPolicy, flags.HealthCheckNodePort, flags.Cluster
-			s.Remote = flags.Cluster != ""
+			s.Remote = flags.Cluster != nil && *flags.Cluster != ""
 		}
 		for _, b := range spec.BackendAddresses {
 			if b == nil || b.IP == nil {

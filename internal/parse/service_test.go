@@ -15,7 +15,7 @@ func TestServiceListJSONLab(t *testing.T) {
 	eq(t, "web frontend text", web[0].Frontend.HostPort(), "10.43.77.5:80")
 	eq(t, "web backends", web[0].BackendAddrs(), []string{"10.42.0.31:8080", "10.42.0.32:8080"})
 	weight := 100
-	eq(t, "backend fields", web[0].Backends[0], Backend{IP: "10.42.0.31", Port: 8080, Protocol: "TCP", NodeName: "lab-node", State: "active", Preferred: true, Weight: &weight})
+	eq(t, "backend fields", web[0].Backends[0], Backend{IP: "10.42.0.31", Port: 8080, Protocol: "TCP", NodeName: ptr("lab-node"), State: "active", Preferred: true, Weight: &weight})
 	eq(t, "type", web[0].Type, "ClusterIP")
 	eq(t, "policy", web[0].ExtTrafficPolicy, "Cluster")
 
@@ -53,6 +53,54 @@ func TestServiceListTableMatchesJSON(t *testing.T) {
 		eq(t, "backends", tb[i].BackendAddrs(), js[i].BackendAddrs())
 		for j := range js[i].Backends {
 			eq(t, "state", tb[i].Backends[j].State, js[i].Backends[j].State)
+		}
+	}
+}
+
+// What Cilium's models omit when it is zero is null, not "" or 0: -o
+// json prints natPolicy, healthCheckNodePort and cluster only for a
+// service that has one, and nodeName and zone only for a backend that has
+// one; the table prints none of them (only the "(Remote)" mark), so they
+// are null from it.
+func TestServiceListOmittedKeysAreNull(t *testing.T) {
+	js, err := ParseServiceList(input(t, "synthetic/cilium-service-list/v1.20-json-ipv6-remote.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dns := js.Named("kube-system", "kube-dns")[0]
+	eq(t, "no healthCheckNodePort", dns.HealthCheckNodePort, (*int)(nil))
+	eq(t, "no natPolicy", dns.NatPolicy, (*string)(nil))
+	eq(t, "no cluster", dns.Cluster, (*string)(nil))
+	eq(t, "not remote", dns.Remote, false)
+	eq(t, "no zone", dns.Backends[0].Zone, (*string)(nil))
+	eq(t, "node", dns.Backends[0].NodeName, ptr("lab-node"))
+
+	front := js.Named("shop", "front")[0]
+	eq(t, "healthCheckNodePort", front.HealthCheckNodePort, ptr(31999))
+	eq(t, "zone", front.Backends[0].Zone, ptr("zone-a"))
+	api := js.Named("shop", "api")[0]
+	eq(t, "cluster", api.Cluster, ptr("east"))
+	eq(t, "remote", api.Remote, true)
+	eq(t, "natPolicy", js.Named("shop", "legacy")[0].NatPolicy, ptr("Nat46"))
+	proxy := js.Named("shop", "checkout")[0].Backends[1]
+	eq(t, "proxy backend", proxy.HostPort(), "127.0.0.1:15001")
+	eq(t, "proxy backend has no node", proxy.NodeName, (*string)(nil))
+	eq(t, "proxy backend has no weight", proxy.Weight, (*int)(nil))
+
+	tb, err := ParseServiceList(input(t, "synthetic/cilium-service-list/v1.20-table-ipv6-remote.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "services", len(tb), len(js))
+	for i, s := range tb {
+		if s.NatPolicy != nil || s.HealthCheckNodePort != nil || s.Cluster != nil {
+			t.Errorf("table service %d: natPolicy, healthCheckNodePort or cluster not null", s.ID)
+		}
+		eq(t, "remote of "+s.Frontend.String(), s.Remote, js[i].Remote)
+		for _, b := range s.Backends {
+			if b.NodeName != nil || b.Zone != nil {
+				t.Errorf("table service %d backend %s: nodeName or zone not null", s.ID, b.HostPort())
+			}
 		}
 	}
 }

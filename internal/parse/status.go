@@ -25,20 +25,28 @@ type Status struct {
 	KubeProxyReplacementDetails KPRDetails `json:"kubeProxyReplacementDetails" expr:"kubeProxyReplacementDetails"`
 
 	// Routing is the "Routing:" line: how pod traffic crosses nodes and
-	// reaches the host; its fields are "" when the line is missing.
+	// reaches the host; its Network and Host are "" when the line is
+	// missing.
 	Routing StatusRouting `json:"routing" expr:"routing"`
 	// Masquerading is the "Masquerading:" line's value, e.g. "BPF
-	// [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]"; "" when
-	// not printed.
-	Masquerading string `json:"masquerading" expr:"masquerading"`
+	// [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]" or
+	// "IPTables [IPv4: Enabled, IPv6: Disabled]" (with -o json, the
+	// masquerading object written as that line); null when Cilium
+	// printed neither (the agent prints it once its status collector
+	// has run).
+	Masquerading *string `json:"masquerading" expr:"masquerading"`
 	// AttachMode is "TCX" or "Legacy TC", how Cilium attaches its tc
 	// programs (1.16+); "" when not printed.
 	AttachMode string `json:"attachMode" expr:"attachMode"`
 	// DeviceMode is the operational datapath mode ("veth", "netkit",
-	// "netkit-l2"); DeviceModeConfigured is what was configured when it
-	// differs and Cilium prints "[Configured: ...]", else "".
-	DeviceMode           string `json:"deviceMode" expr:"deviceMode"`
-	DeviceModeConfigured string `json:"deviceModeConfigured" expr:"deviceModeConfigured"`
+	// "netkit-l2").
+	DeviceMode string `json:"deviceMode" expr:"deviceMode"`
+	// DeviceModeConfigured is the configured datapath mode ("auto")
+	// where it differs from DeviceMode, as "veth [Configured: auto]"
+	// prints it (with -o json, configured-datapath-mode when it is not
+	// datapath-mode); null when Cilium printed no "[Configured: ...]":
+	// the mode is then the configured one.
+	DeviceModeConfigured *string `json:"deviceModeConfigured" expr:"deviceModeConfigured"`
 
 	// Fields maps every top-level label (without the colon) to its value,
 	// whitespace runs collapsed to one space: "Cilium" -> "Ok 1.20.1 (...)".
@@ -82,16 +90,19 @@ type StatusRouting struct {
 	// Network is "Native" (pod traffic routed as is) or "Tunnel"
 	// (encapsulated between nodes).
 	Network string `json:"network" expr:"network"`
-	// TunnelProtocol is the tunnel's protocol in brackets, "vxlan" or
-	// "geneve"; "" for Native.
-	TunnelProtocol string `json:"tunnelProtocol" expr:"tunnelProtocol"`
+	// TunnelProtocol is the tunnel's protocol in brackets after Tunnel,
+	// "vxlan" or "geneve" (with -o json, tunnel-protocol for Tunnel
+	// routing); null for Native, for which status prints none, and when
+	// the line is missing.
+	TunnelProtocol *string `json:"tunnelProtocol" expr:"tunnelProtocol"`
 	// Host is "BPF" (host routing in eBPF) or "Legacy" (through the
 	// host's stack).
 	Host string `json:"host" expr:"host"`
 }
 
 // KPRDetails is the "KubeProxyReplacement Details:" block of
-// `status --verbose`. Lines Cilium did not print are "".
+// `status --verbose`. Lines Cilium did not print are "" (null for the
+// lines only some versions or modes print).
 type KPRDetails struct {
 	// Present is false when the output has no details block (status
 	// without --verbose).
@@ -107,9 +118,11 @@ type KPRDetails struct {
 	// SocketLBCoverage is "Socket LB Coverage:", "Full" (pods and host)
 	// or "Hostns-only" (the host's own sockets only).
 	SocketLBCoverage string `json:"socketLBCoverage" expr:"socketLBCoverage"`
-	// SocketLBProtocols is "Socket LB Protocols:" ("TCP, UDP"), printed
-	// only up to about 1.14; "" since.
-	SocketLBProtocols string `json:"socketLBProtocols" expr:"socketLBProtocols"`
+	// SocketLBProtocols is "Socket LB Protocols:" ("TCP, UDP"; with -o
+	// json, hostReachableServices' protocols), printed only up to about
+	// 1.14, when socket LB was on; null when not printed (every version
+	// since).
+	SocketLBProtocols *string `json:"socketLBProtocols" expr:"socketLBProtocols"`
 	// Devices are the "Devices:" line's devices, the same as the top
 	// line's; empty when not printed.
 	Devices []StatusDevice `json:"devices" expr:"devices"`
@@ -117,16 +130,19 @@ type KPRDetails struct {
 	// NodePort is off (not printed).
 	Mode string `json:"mode" expr:"mode"`
 	// DSRDispatchMode is "DSR Dispatch Mode:", "IP Option/Extension",
-	// "IPIP" or "Geneve", printed only for DSR and Hybrid.
-	DSRDispatchMode string `json:"dsrDispatchMode" expr:"dsrDispatchMode"`
+	// "IPIP" or "Geneve"; null when not printed: Cilium prints it for
+	// Mode DSR and Hybrid only (with -o json, nodePort.dsrMode is
+	// printed for SNAT too, and not read then).
+	DSRDispatchMode *string `json:"dsrDispatchMode" expr:"dsrDispatchMode"`
 	// BackendSelection is "Backend Selection:", "Random" or "Maglev
 	// (Table Size: 16381)"; "" when NodePort is off.
 	BackendSelection string `json:"backendSelection" expr:"backendSelection"`
 	// SessionAffinity is "Session Affinity:", "Enabled" or "Disabled".
 	SessionAffinity string `json:"sessionAffinity" expr:"sessionAffinity"`
-	// GracefulTermination is "Graceful Termination:", printed by 1.15 to
-	// 1.19 only; "" otherwise.
-	GracefulTermination string `json:"gracefulTermination" expr:"gracefulTermination"`
+	// GracefulTermination is "Graceful Termination:", "Enabled" or
+	// "Disabled" (with -o json, features.gracefulTermination); null when
+	// not printed: 1.15 to 1.19 print it, 1.20 does not.
+	GracefulTermination *string `json:"gracefulTermination" expr:"gracefulTermination"`
 	// NAT4664 is "NAT46/64 Support:" when on one line ("Disabled");
 	// "" when it is a sub-block (then in Fields, "NAT46/64
 	// Support.Gateway").
@@ -259,7 +275,8 @@ func (s *Status) setLabel(label, value string) (err error) {
 			s.Routing.Host = collapseSpace(value)
 		}
 	case "Masquerading":
-		s.Masquerading = collapseSpace(value)
+		m := collapseSpace(value)
+		s.Masquerading = &m
 	case "Attach Mode":
 		s.AttachMode = collapseSpace(value)
 	case "Device Mode":
@@ -332,7 +349,7 @@ func (d *KPRDetails) addLine(line string, parent *string) error {
 	case "Socket LB Coverage":
 		d.SocketLBCoverage = value
 	case "Socket LB Protocols":
-		d.SocketLBProtocols = value
+		d.SocketLBProtocols = &value
 	case "Devices":
 		var err error
 		if d.Devices, err = parseDevices(value); err != nil {
@@ -341,13 +358,13 @@ func (d *KPRDetails) addLine(line string, parent *string) error {
 	case "Mode":
 		d.Mode = value
 	case "DSR Dispatch Mode":
-		d.DSRDispatchMode = value
+		d.DSRDispatchMode = &value
 	case "Backend Selection":
 		d.BackendSelection = value
 	case "Session Affinity":
 		d.SessionAffinity = value
 	case "Graceful Termination":
-		d.GracefulTermination = value
+		d.GracefulTermination = &value
 	case "NAT46/64 Support":
 		d.NAT4664 = value
 	case "XDP Acceleration":
@@ -463,7 +480,8 @@ func parseRouting(value string) StatusRouting {
 	r.Host = host
 	network := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), "Network:"))
 	if name, proto, ok := strings.Cut(network, "["); ok {
-		r.TunnelProtocol = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(proto), "]"))
+		p := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(proto), "]"))
+		r.TunnelProtocol = &p
 		network = strings.TrimSpace(name)
 	}
 	r.Network = network
@@ -471,11 +489,12 @@ func parseRouting(value string) StatusRouting {
 }
 
 // parseDeviceMode reads "veth" or "veth [Configured: auto]".
-func parseDeviceMode(value string) (mode, configured string) {
+func parseDeviceMode(value string) (mode string, configured *string) {
 	v := collapseSpace(value)
 	mode, rest, ok := strings.Cut(v, " [Configured:")
 	if ok {
-		configured = strings.TrimSpace(strings.TrimSuffix(rest, "]"))
+		c := strings.TrimSpace(strings.TrimSuffix(rest, "]"))
+		configured = &c
 	}
 	return mode, configured
 }

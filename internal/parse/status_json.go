@@ -13,13 +13,66 @@ type jsonStatus struct {
 	Kubernetes *struct{ State, Msg string } `json:"kubernetes"`
 	KPR        *jsonKPR                     `json:"kube-proxy-replacement"`
 	Routing    *struct {
-		Inter  string `json:"inter-host-routing-mode"`
-		Intra  string `json:"intra-host-routing-mode"`
-		Tunnel string `json:"tunnel-protocol"`
+		Inter  string  `json:"inter-host-routing-mode"`
+		Intra  string  `json:"intra-host-routing-mode"`
+		Tunnel *string `json:"tunnel-protocol"`
 	} `json:"routing"`
-	AttachMode       string `json:"attach-mode"`
-	DatapathMode     string `json:"datapath-mode"`
-	ConfiguredDPMode string `json:"configured-datapath-mode"`
+	AttachMode       string            `json:"attach-mode"`
+	DatapathMode     string            `json:"datapath-mode"`
+	ConfiguredDPMode *string           `json:"configured-datapath-mode"`
+	Masquerading     *jsonMasquerading `json:"masquerading"`
+}
+
+// jsonMasquerading is models.Masquerading.
+type jsonMasquerading struct {
+	Enabled          bool `json:"enabled"`
+	EnabledProtocols *struct {
+		IPv4 bool `json:"ipv4"`
+		IPv6 bool `json:"ipv6"`
+	} `json:"enabledProtocols"`
+	IPMasqAgent         bool   `json:"ip-masq-agent"`
+	Mode                string `json:"mode"`
+	SnatExclusionCidrV4 string `json:"snat-exclusion-cidr-v4"`
+	SnatExclusionCidrV6 string `json:"snat-exclusion-cidr-v6"`
+}
+
+// text writes the masquerading object as FormatStatusResponse writes its
+// "Masquerading:" line, whitespace runs collapsed as the text form's are:
+// "BPF [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]". The BPF
+// mode lists the kube-proxy-replacement devices, kpr (nil when the
+// document has none).
+func (m *jsonMasquerading) text(kpr *jsonKPR) string {
+	enabled := func(on bool) string {
+		if on {
+			return "Enabled"
+		}
+		return "Disabled"
+	}
+	p := m.EnabledProtocols
+	switch {
+	case p == nil:
+		return enabled(m.Enabled)
+	case !p.IPv4 && !p.IPv6:
+		return enabled(false)
+	}
+	status := ""
+	switch m.Mode {
+	case "BPF":
+		status = "BPF"
+		if m.IPMasqAgent {
+			status = "BPF (ip-masq-agent)"
+		}
+		if kpr != nil {
+			names := make([]string, 0, len(kpr.DeviceList))
+			for _, d := range kpr.DeviceList {
+				names = append(names, d.Name)
+			}
+			status += " [" + strings.Join(names, ", ") + "] " + m.SnatExclusionCidrV4 + " " + m.SnatExclusionCidrV6
+		}
+	case "iptables":
+		status = "IPTables"
+	}
+	return collapseSpace(status + " [IPv4: " + enabled(p.IPv4) + ", IPv6: " + enabled(p.IPv6) + "]")
 }
 
 // jsonKPR is the status's kube-proxy-replacement object.
@@ -40,8 +93,14 @@ type jsonKPRFeatures struct {
 	ExternalIPs           *enabled `json:"externalIPs"`
 	GracefulTermination   *enabled `json:"gracefulTermination"`
 	HostPort              *enabled `json:"hostPort"`
-	Nat46X64              *enabled `json:"nat46X64"`
-	NodePort              *struct {
+	// HostReachableServices is socket LB as Cilium up to 1.14 named
+	// it, with the protocols it covered.
+	HostReachableServices *struct {
+		Enabled   bool     `json:"enabled"`
+		Protocols []string `json:"protocols"`
+	} `json:"hostReachableServices"`
+	Nat46X64 *enabled `json:"nat46X64"`
+	NodePort *struct {
 		Enabled      bool   `json:"enabled"`
 		Mode         string `json:"mode"`
 		Algorithm    string `json:"algorithm"`
@@ -71,8 +130,9 @@ func (e *enabled) text() string {
 // the text gives, rendering values the way pkg/client FormatStatusResponse
 // does ("Enabled", "Full", "TCX", ...), so that one expression works on
 // both. Only the typed fields are filled; Fields has the few top-level
-// labels derived here and Blocks is empty. Masquerading is left "" (its
-// text form is built from several JSON fields and devices).
+// labels derived here and Blocks is empty. A typed field whose line the
+// text would not print is null here too (a tunnel protocol for Native
+// routing, a configured device mode that is the operational one).
 func parseStatusJSON(text string) (Status, error) {
 	var js jsonStatus
 	if err := json.Unmarshal([]byte(text), &js); err != nil {
@@ -99,6 +159,11 @@ func parseStatusJSON(text string) (Status, error) {
 			s.Routing.TunnelProtocol = r.Tunnel
 		}
 	}
+	if m := js.Masquerading; m != nil {
+		text := m.text(js.KPR)
+		s.Masquerading = &text
+		s.Fields["Masquerading"] = text
+	}
 	switch js.AttachMode {
 	case "":
 	case "tcx":
@@ -107,8 +172,8 @@ func parseStatusJSON(text string) (Status, error) {
 		s.AttachMode = "Legacy TC"
 	}
 	s.DeviceMode = js.DatapathMode
-	if js.ConfiguredDPMode != "" && js.ConfiguredDPMode != js.DatapathMode {
-		s.DeviceModeConfigured = js.ConfiguredDPMode
+	if c := js.ConfiguredDPMode; c != nil && *c != "" && *c != js.DatapathMode {
+		s.DeviceModeConfigured = c
 	}
 	if s.KubeProxyReplacement == "" && len(s.Fields) == 0 {
 		return Status{}, newError(kindStatus, 0, "", "JSON has no kube-proxy-replacement, cilium or kubernetes status; is this cilium-dbg status -o json?")
@@ -157,13 +222,18 @@ func (d *KPRDetails) readFeaturesJSON(f *jsonKPRFeatures) {
 	d.SessionAffinity = f.SessionAffinity.text()
 	d.NAT4664 = f.Nat46X64.text()
 	if f.GracefulTermination != nil {
-		d.GracefulTermination = f.GracefulTermination.text()
+		g := f.GracefulTermination.text()
+		d.GracefulTermination = &g
+	}
+	if h := f.HostReachableServices; h != nil && h.Enabled && len(h.Protocols) > 0 {
+		p := strings.Join(h.Protocols, ", ")
+		d.SocketLBProtocols = &p
 	}
 	nodePort, lb := "Disabled", "Disabled"
 	if np := f.NodePort; np != nil && np.Enabled {
 		d.Mode = np.Mode
-		if np.Mode == "DSR" || np.Mode == "Hybrid" {
-			d.DSRDispatchMode = np.DsrMode
+		if (np.Mode == "DSR" || np.Mode == "Hybrid") && np.DsrMode != "" {
+			d.DSRDispatchMode = &np.DsrMode
 		}
 		d.BackendSelection = np.Algorithm
 		if np.Algorithm == "Maglev" {

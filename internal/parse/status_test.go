@@ -24,16 +24,19 @@ func TestStatusVerbose120(t *testing.T) {
 	eq(t, "backend selection", d.BackendSelection, "Random")
 	eq(t, "session affinity", d.SessionAffinity, "Enabled")
 	eq(t, "xdp", d.XDPAcceleration, "Disabled")
-	eq(t, "graceful termination (gone in 1.20)", d.GracefulTermination, "")
+	eq(t, "graceful termination (gone in 1.20)", d.GracefulTermination, (*string)(nil))
+	eq(t, "no DSR dispatch mode for SNAT", d.DSRDispatchMode, (*string)(nil))
+	eq(t, "no socket LB protocols since 1.15", d.SocketLBProtocols, (*string)(nil))
 	eq(t, "details devices", d.Devices, s.KubeProxyReplacementDevices)
 	eq(t, "services", d.Services, map[string]string{"ClusterIP": "Enabled", "NodePort": "Enabled (Range: 30000-32767)",
 		"LoadBalancer": "Enabled", "externalIPs": "Enabled", "HostPort": "Enabled"})
 	eq(t, "annotations", d.Annotations, []string{"service.cilium.io/node", "service.cilium.io/node-selector",
 		"service.cilium.io/proxy-delegation", "service.cilium.io/src-ranges-policy", "service.cilium.io/type"})
-	eq(t, "routing", s.Routing, StatusRouting{Network: "Native", Host: "BPF"})
+	eq(t, "routing: no tunnel protocol for Native", s.Routing, StatusRouting{Network: "Native", Host: "BPF"})
 	eq(t, "attach", s.AttachMode, "TCX")
 	eq(t, "device mode", s.DeviceMode, "veth")
-	eq(t, "masquerading", s.Masquerading, "BPF [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]")
+	eq(t, "device mode as configured", s.DeviceModeConfigured, (*string)(nil))
+	eq(t, "masquerading", s.Masquerading, ptr("BPF [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]"))
 	eq(t, "Field(Cilium)", s.Field("Cilium"), "Ok 1.20.1 (v1.20.1-2a0b3f9c)")
 	eq(t, "Field case-insensitive", s.Field("cluster health:"), "Probe disabled")
 	eq(t, "Field missing", s.Field("No Such Label"), "")
@@ -65,17 +68,17 @@ func TestStatusTunnelDSR(t *testing.T) {
 	d := s.KubeProxyReplacementDetails
 	eq(t, "coverage", d.SocketLBCoverage, "Hostns-only")
 	eq(t, "mode", d.Mode, "Hybrid")
-	eq(t, "dsr", d.DSRDispatchMode, "Geneve")
+	eq(t, "dsr", d.DSRDispatchMode, ptr("Geneve"))
 	eq(t, "maglev", d.BackendSelection, "Maglev (Table Size: 16381)")
 	eq(t, "xdp", d.XDPAcceleration, "Native")
 	eq(t, "nat46 sub-block", d.NAT4664, "")
 	eq(t, "nat46 gateway", d.Fields["NAT46/64 Support.Gateway"], "Enabled")
 	eq(t, "nat46 prefixes", d.Fields["Prefixes"], "64:ff9b::/96")
 	eq(t, "annotations n/a", d.Annotations, []string{})
-	eq(t, "routing", s.Routing, StatusRouting{Network: "Tunnel", TunnelProtocol: "vxlan", Host: "Legacy"})
+	eq(t, "routing", s.Routing, StatusRouting{Network: "Tunnel", TunnelProtocol: ptr("vxlan"), Host: "Legacy"})
 	eq(t, "attach", s.AttachMode, "Legacy TC")
 	eq(t, "device mode", s.DeviceMode, "veth")
-	eq(t, "configured", s.DeviceModeConfigured, "auto")
+	eq(t, "configured", s.DeviceModeConfigured, ptr("auto"))
 	eq(t, "services after a nested list", d.Services["NodePort"], "Enabled (Range: 30000-32767)")
 }
 
@@ -113,8 +116,9 @@ func TestStatusOlderVersions(t *testing.T) {
 	}
 	eq(t, "mode", s.KubeProxyReplacement, "Strict")
 	eq(t, "devices", s.KubeProxyReplacementDevices, []StatusDevice{{Name: "enp0s3", IPs: []string{"10.0.2.15"}, DirectRouting: true}})
-	eq(t, "protocols", s.KubeProxyReplacementDetails.SocketLBProtocols, "TCP, UDP")
-	eq(t, "graceful", s.KubeProxyReplacementDetails.GracefulTermination, "Enabled")
+	eq(t, "protocols", s.KubeProxyReplacementDetails.SocketLBProtocols, ptr("TCP, UDP"))
+	eq(t, "graceful", s.KubeProxyReplacementDetails.GracefulTermination, ptr("Enabled"))
+	eq(t, "no masquerading line", s.Masquerading, (*string)(nil))
 	eq(t, "host routing", s.Field("Host Routing"), "Legacy")
 	eq(t, "nodeport", s.KubeProxyReplacementDetails.Services["NodePort"], "Enabled (Range: 30000-32767)")
 }
@@ -163,10 +167,58 @@ func TestStatusJSONMatchesText(t *testing.T) {
 	eq(t, "routing", js.Routing, txt.Routing)
 	eq(t, "attach", js.AttachMode, txt.AttachMode)
 	eq(t, "device mode", js.DeviceMode, txt.DeviceMode)
+	eq(t, "configured device mode", js.DeviceModeConfigured, txt.DeviceModeConfigured)
+	eq(t, "masquerading", js.Masquerading, txt.Masquerading)
 	eq(t, "Cilium field", js.Field("Cilium"), txt.Field("Cilium"))
+	eq(t, "Masquerading field", js.Field("Masquerading"), txt.Field("Masquerading"))
 	jd, td := js.KubeProxyReplacementDetails, txt.KubeProxyReplacementDetails
 	jd.Fields, td.Fields = nil, nil // text-only
 	eq(t, "details", jd, td)
 	_, err = ParseStatus(`{"nodeMonitor": {}}`)
 	wantError(t, err, kindStatus, 0, "no kube-proxy-replacement")
+
+	// Tunnel routing, Hybrid NodePort, a configured device mode that is
+	// not the operational one, iptables masquerading for both families.
+	txt, err = ParseStatus(input(t, "synthetic/cilium-status/v1.20-verbose-tunnel-dsr.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err = ParseStatus(input(t, "synthetic/cilium-status/v1.20-json-tunnel-dsr.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "tunnel routing", js.Routing, txt.Routing)
+	eq(t, "configured device mode differs", js.DeviceModeConfigured, ptr("auto"))
+	eq(t, "configured device mode as text", js.DeviceModeConfigured, txt.DeviceModeConfigured)
+	eq(t, "iptables masquerading", js.Masquerading, txt.Masquerading)
+	eq(t, "DSR dispatch mode", js.KubeProxyReplacementDetails.DSRDispatchMode, txt.KubeProxyReplacementDetails.DSRDispatchMode)
+	eq(t, "graceful termination", js.KubeProxyReplacementDetails.GracefulTermination, txt.KubeProxyReplacementDetails.GracefulTermination)
+	eq(t, "socket LB protocols", js.KubeProxyReplacementDetails.SocketLBProtocols, txt.KubeProxyReplacementDetails.SocketLBProtocols)
+}
+
+// Cilium up to 1.14 printed "Socket LB Protocols:" from
+// hostReachableServices, and 1.15 to 1.19 "Graceful Termination:" from
+// gracefulTermination; -o json of those versions gives them as the text
+// does, and null where the features object lacks them.
+func TestStatusJSONOlderFeatures(t *testing.T) {
+	old := `{"kube-proxy-replacement": {"mode": "Strict", "features": {` +
+		`"hostReachableServices": {"enabled": true, "protocols": ["TCP", "UDP"]}, "gracefulTermination": {"enabled": true},` +
+		`"nodePort": {"enabled": true, "mode": "SNAT", "dsrMode": "IP Option/Extension", "algorithm": "Random", "portMin": 30000, "portMax": 32767}}}}`
+	s, err := ParseStatus(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.KubeProxyReplacementDetails
+	eq(t, "protocols", d.SocketLBProtocols, ptr("TCP, UDP"))
+	eq(t, "graceful", d.GracefulTermination, ptr("Enabled"))
+	eq(t, "no DSR dispatch for SNAT", d.DSRDispatchMode, (*string)(nil))
+	eq(t, "no masquerading", s.Masquerading, (*string)(nil))
+	eq(t, "no routing", s.Routing.TunnelProtocol, (*string)(nil))
+
+	s, err = ParseStatus(`{"kube-proxy-replacement": {"mode": "True", "features": {"hostReachableServices": {}, "gracefulTermination": {}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "socket LB off: no protocols", s.KubeProxyReplacementDetails.SocketLBProtocols, (*string)(nil))
+	eq(t, "graceful termination off", s.KubeProxyReplacementDetails.GracefulTermination, ptr("Disabled"))
 }

@@ -103,7 +103,7 @@ func TestTwoNodeCaptures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if st.Routing.Network != c.network || st.Routing.TunnelProtocol != c.tunnel {
+				if st.Routing.Network != c.network || orEmpty(st.Routing.TunnelProtocol) != c.tunnel || (c.tunnel == "") != (st.Routing.TunnelProtocol == nil) {
 					t.Errorf("node %d's status --verbose: routing %+v, want network %q tunnel %q", node, st.Routing, c.network, c.tunnel)
 				}
 			}
@@ -165,7 +165,9 @@ func TestTwoNodeAgentAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			eq(t, "routing", st.Routing, text.Routing)
-			eq(t, "routing network", st.Routing.Network+" "+st.Routing.TunnelProtocol, "Tunnel vxlan")
+			eq(t, "routing network", st.Routing.Network+" "+orEmpty(st.Routing.TunnelProtocol), "Tunnel vxlan")
+			eq(t, "masquerading", st.Masquerading, text.Masquerading)
+			eq(t, "configured device mode", st.DeviceModeConfigured, text.DeviceModeConfigured)
 			eq(t, "KubeProxyReplacement", st.KubeProxyReplacement, text.KubeProxyReplacement)
 			eq(t, "KPR mode", st.KubeProxyReplacementDetails.Mode, text.KubeProxyReplacementDetails.Mode)
 			eq(t, "socket LB", st.KubeProxyReplacementDetails.SocketLB, text.KubeProxyReplacementDetails.SocketLB)

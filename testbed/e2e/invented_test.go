@@ -16,8 +16,9 @@ import (
 // Every JSON document the running agent prints, parsed as a lab parses
 // it, holds no "", 0 or false the agent did not print (an endpoint's
 // podName was "" on Cilium 1.20.1, which fills external-identifiers with
-// cni-attachment-id only): what the agent did not print is null. The
-// omitempty zeros parsetest.OmittedZeros lists are still to be decided.
+// cni-attachment-id only): what the agent did not print is null, keys
+// its models omit as zero (omitempty) among them, unless the parser
+// derives the value from what was printed (parsetest.Derived).
 func TestLiveJSONResultsInventNothing(t *testing.T) {
 	c := kubetest.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -143,32 +143,29 @@ func normalize(k string) string {
 	return b.String()
 }
 
-// OmittedZeros are the fields, by parser kind, that a parser reports as
-// "", 0 or false when Cilium's JSON does not have the key: Cilium's API
-// models write zero values with omitempty, so an absent key there is the
-// model's zero, not a value Cilium did not know (as a pod name it does not
-// track is). Each is kept here, by its path in the result, until it is
-// decided field by field; a field that is no longer reported so must be
-// taken off (InventedBeyond says so), and any other invented value fails.
-var OmittedZeros = map[string][]string{
-	"bpftool-net-show":    {".attachments[].hook", ".attachments[].mode", ".attachments[].priority"},
-	"cilium-map-list":     {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
-	"cilium-service-list": {"[].backends[].nodeName", "[].backends[].zone", "[].cluster", "[].healthCheckNodePort", "[].natPolicy", "[].remote"},
-	"cilium-status": {".deviceModeConfigured", ".kubeProxyReplacementDetails.dsrDispatchMode", ".kubeProxyReplacementDetails.gracefulTermination",
-		".kubeProxyReplacementDetails.socketLBProtocols", ".masquerading", ".routing.tunnelProtocol"},
-}
-
 // Derived are the fields, by parser kind, that a parser computes from
-// what was printed rather than copying a key: bpf policy get -o json
-// prints the map's raw entry, whose Flags hold deny, whose Prefixlen
-// counts the key's header bits and whose ProxyPortNetwork is in network
-// byte order; empty says whether there was any entry.
+// what was printed rather than copying a key, so their "", 0 or false
+// was printed in another form:
+//   - bpf policy get -o json prints the map's raw entry, whose Flags
+//     hold deny, whose Prefixlen counts the key's header bits and whose
+//     ProxyPortNetwork is in network byte order; empty says whether there
+//     was any entry.
+//   - map list -o json prints each map's cache, a list or null; the
+//     table's columns are counted from it as cilium-dbg's printMapList
+//     counts them: entries (the non-null elements; null for a null
+//     cache), entriesKnown and cacheEnabled (the cache is not null),
+//     errors (the elements with a last-error; 0 without a cache, as the
+//     table prints).
+//   - service list -o json: remote is whether flags.cluster is printed,
+//     the rule by which the table prints "(Remote)".
 var Derived = map[string][]string{
 	"cilium-bpf-policy-get": {".empty", ".entries[].deny", ".entries[].prefixLen", ".entries[].proxyPort"},
+	"cilium-map-list":       {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
+	"cilium-service-list":   {"[].remote"},
 }
 
-// InventedBeyond is Invented less the paths OmittedZeros and Derived list
-// for kind: the values invented that no decision covers.
+// InventedBeyond is Invented less the paths Derived lists for kind: the
+// "", 0 and false that nothing printed.
 func InventedBeyond(kind string, raw []byte, result any) ([]string, error) {
 	all, err := Invented(raw, result)
 	if err != nil {
@@ -177,7 +174,7 @@ func InventedBeyond(kind string, raw []byte, result any) ([]string, error) {
 	var out []string
 	for _, line := range all {
 		path, _, _ := strings.Cut(line, " ")
-		if !slices.Contains(OmittedZeros[kind], path) && !slices.Contains(Derived[kind], path) {
+		if !slices.Contains(Derived[kind], path) {
 			out = append(out, line)
 		}
 	}

@@ -53,7 +53,8 @@ func main() {
 	write("cilium-status", "v1.20-plain", "cilium-dbg status", statusPlain())
 	write("cilium-status", "v1.20-verbose-tunnel-dsr", "cilium-dbg status --verbose", statusTunnelDSR())
 	write("cilium-status", "v1.20-kpr-false", "cilium-dbg status --verbose", statusKPRFalse())
-	write("cilium-status", "v1.20-json", "cilium-dbg status -o json", statusJSON())
+	write("cilium-status", "v1.20-json", "cilium-dbg status -o json", statusJSON(baseStatus()))
+	write("cilium-status", "v1.20-json-tunnel-dsr", "cilium-dbg status -o json", statusJSON(tunnelDSRStatus()))
 
 	write("cilium-service-list", "v1.20-json", "cilium-dbg service list -o json", serviceJSON(labServices()))
 	write("cilium-service-list", "v1.20-table", "cilium-dbg service list", serviceTable(labServices()))
@@ -179,10 +180,11 @@ func formatStatus(sr *models.StatusResponse, sd pkg.StatusDetails) string {
 
 func statusVerbose() string { return formatStatus(baseStatus(), pkg.StatusAllDetails) }
 
-// statusJSON is what `status -o json` prints for the same response as
-// statusVerbose (pkg/command PrintOutput: json.MarshalIndent).
-func statusJSON() string {
-	b, err := json.MarshalIndent(baseStatus(), "", "  ")
+// statusJSON is what `status -o json` prints for the response sr that
+// statusVerbose and statusTunnelDSR print as text (pkg/command
+// PrintOutput: json.MarshalIndent).
+func statusJSON(sr *models.StatusResponse) string {
+	b, err := json.MarshalIndent(sr, "", "  ")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -191,7 +193,9 @@ func statusJSON() string {
 
 func statusPlain() string { return formatStatus(baseStatus(), pkg.StatusNoDetails) }
 
-func statusTunnelDSR() string {
+func statusTunnelDSR() string { return formatStatus(tunnelDSRStatus(), pkg.StatusAllDetails) }
+
+func tunnelDSRStatus() *models.StatusResponse {
 	sr := baseStatus()
 	k := kpr("True", true)
 	k.Devices = []string{"eth0", "eth1"}
@@ -220,7 +224,7 @@ func statusTunnelDSR() string {
 	sr.ClockSource = &models.ClockSource{Mode: "jiffies", Hertz: 250}
 	sr.Controllers[1].Status = &models.ControllerStatusStatus{ConsecutiveFailureCount: 2, FailureCount: 2,
 		LastFailureMsg: "unable to sync: context deadline exceeded"}
-	return formatStatus(sr, pkg.StatusAllDetails)
+	return sr
 }
 
 func statusKPRFalse() string {
@@ -238,13 +242,16 @@ func statusKPRFalse() string {
 // ---------------------------------------------------------------- services
 
 type svc struct {
-	id                 int64
-	fe                 string // "ip:port/PROTO[/i]"
-	typ, ns, name      string
-	etp, itp, cluster  string
-	backends           []string // "ip:port"
-	states             []string // optional per-backend state
-	nodeName, protocol string
+	id                int64
+	fe                string // "ip:port/PROTO[/i]"
+	typ, ns, name     string
+	etp, itp, cluster string
+	backends          []string // "ip:port"
+	states            []string // optional per-backend state
+	zones             []string // optional per-backend topology zone
+	natPolicy         string   // "Nat46" or "Nat64"; ToModel leaves NONE out
+	hcNodePort        uint16   // the Service's healthCheckNodePort
+	proxyPort         uint16   // an L7 proxy redirect: ToModel's 127.0.0.1 backend
 }
 
 func labServices() []svc {
@@ -275,8 +282,10 @@ func v6Services() []svc {
 	return []svc{
 		{id: 21, fe: "[fd00:10:96::a]:53/UDP", typ: "ClusterIP", ns: "kube-system", name: "kube-dns", backends: []string{"[fd00:10:244::12]:53", "[fd00:10:244::13]:53"}, states: []string{"active", "quarantined"}},
 		{id: 22, fe: "10.96.50.1:443/TCP", typ: "ClusterIP", ns: "shop", name: "api", cluster: "east", backends: []string{"10.1.0.7:8443"}, states: []string{"maintenance"}},
-		{id: 23, fe: "192.168.56.200:80/TCP", typ: "LoadBalancer", ns: "shop", name: "front", etp: "Local", backends: []string{"10.42.0.50:80"}},
+		{id: 23, fe: "192.168.56.200:80/TCP", typ: "LoadBalancer", ns: "shop", name: "front", etp: "Local", backends: []string{"10.42.0.50:80"}, zones: []string{"zone-a"}, hcNodePort: 31999},
 		{id: 24, fe: "10.96.9.9:80/TCP", typ: "LocalRedirect", ns: "kube-system", name: "node-local-dns", backends: []string{"10.42.0.60:53"}},
+		{id: 25, fe: "10.96.60.6:80/TCP", typ: "ClusterIP", ns: "shop", name: "legacy", natPolicy: "Nat46", backends: []string{"[fd00:10:244::20]:80"}},
+		{id: 26, fe: "10.96.70.7:80/TCP", typ: "ClusterIP", ns: "shop", name: "checkout", backends: []string{"10.42.0.70:8080"}, proxyPort: 15001},
 	}
 }
 
@@ -296,7 +305,8 @@ func (s svc) model() *models.Service {
 		ID:              s.id,
 		FrontendAddress: fe.GetModel(),
 		Flags: &models.ServiceSpecFlags{Type: s.typ, TrafficPolicy: etp, ExtTrafficPolicy: etp,
-			IntTrafficPolicy: itp, Name: s.name, Namespace: s.ns, Cluster: s.cluster},
+			IntTrafficPolicy: itp, Name: s.name, Namespace: s.ns, Cluster: s.cluster,
+			NatPolicy: s.natPolicy, HealthCheckNodePort: s.hcNodePort},
 	}
 	// frontend.go ToModel: backends are appended to a nil slice, so a
 	// service without backends marshals "backend-addresses": null.
@@ -307,11 +317,22 @@ func (s svc) model() *models.Service {
 		if i < len(s.states) {
 			state = s.states[i]
 		}
+		zone := ""
+		if i < len(s.zones) {
+			zone = s.zones[i]
+		}
 		w := uint16(100)
 		ip := host
 		spec.BackendAddresses = append(spec.BackendAddresses, &models.BackendAddress{
-			IP: &ip, Port: uint16(p), Protocol: fe.Protocol(), NodeName: "lab-node", State: state,
+			IP: &ip, Port: uint16(p), Protocol: fe.Protocol(), NodeName: "lab-node", Zone: zone, State: state,
 			Preferred: true, Weight: &w,
+		})
+	}
+	if s.proxyPort != 0 {
+		// ToModel's backend for a proxy redirect: no node, no weight.
+		localhost := "127.0.0.1"
+		spec.BackendAddresses = append(spec.BackendAddresses, &models.BackendAddress{
+			IP: &localhost, Protocol: fe.Protocol(), Port: s.proxyPort, State: "active", Preferred: true,
 		})
 	}
 	return &models.Service{Spec: spec, Status: &models.ServiceStatus{Realized: spec}}
