@@ -158,10 +158,14 @@ func normalize(k string) string {
 //     table prints).
 //   - service list -o json: remote is whether flags.cluster is printed,
 //     the rule by which the table prints "(Remote)".
+//   - status -o json: a device's directRouting is whether its name is
+//     kube-proxy-replacement's directRoutingDevice, the rule by which
+//     the text marks one device "(Direct Routing)".
 var Derived = map[string][]string{
 	"cilium-bpf-policy-get": {".empty", ".entries[].deny", ".entries[].prefixLen", ".entries[].proxyPort"},
 	"cilium-map-list":       {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
 	"cilium-service-list":   {"[].remote"},
+	"cilium-status":         {".kubeProxyReplacementDetails.devices[].directRouting", ".kubeProxyReplacementDevices[].directRouting"},
 }
 
 // InventedBeyond is Invented less the paths Derived lists for kind: the
