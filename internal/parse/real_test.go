@@ -116,8 +116,8 @@ func TestRealCapturesLab(t *testing.T) {
 	// (6) NodePort: one 0.0.0.0:30780 entry, no listener, no iptables line.
 	np := svcs.Frontend("0.0.0.0:30780/TCP")
 	eq(t, "nodeport type", np.Type, "NodePort")
-	if np.ID == 0 {
-		t.Error("no 0.0.0.0:30780 service")
+	if np.ID == nil || *np.ID == 0 {
+		t.Error("no 0.0.0.0:30780 service with an ID")
 	}
 	eq(t, "listen_sockets", len(listen), 0)
 	eq(t, "iptables_lines", ipt.CountContaining("30780"), 0)
