@@ -56,7 +56,7 @@ func TestExprLabExpressions(t *testing.T) {
 		{`maps.PolicyMap(ep[0].id)`, "cilium_policy_v3_01234"},
 		{`cfg.Get("ServiceNoBackendResponse")`, "reject"},
 		{`net.Find("lxc3a6f7d4e8c73", "").attach`, "tcx/ingress"},
-		{`net.Find("lxc3a6f7d4e8c73", "").program`, "cil_from_container"},
+		{`net.Find("lxc3a6f7d4e8c73", "").program`, ptr("cil_from_container")},
 		{`tc.lines`, 0},
 		{`ipt.CountContaining("KUBE-SVC")`, 0},
 		{`ipt.CountContaining("CILIUM") > 0`, true},

@@ -35,6 +35,9 @@ func TestJSONResultsInventNothing(t *testing.T) {
 		if err != nil {
 			continue
 		}
+		if in.kind == kindBpftoolNet {
+			body = bpftoolNetJSON(body) // an attached flow dissector's id is not JSON as printed
+		}
 		bad, err := parsetest.InventedBeyond(in.kind, []byte(body), v)
 		if err != nil {
 			t.Errorf("%s: %v", in.rel, err)

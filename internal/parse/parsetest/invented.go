@@ -12,8 +12,8 @@ import (
 // Invented lists the values a parser's result holds that its JSON source
 // never printed: each field of the result that is "", 0 or false, named by
 // its path, for which the source has no key of a like name (interface-index
-// for interfaceIndex, k8s-pod-name for podName) holding an empty string,
-// a zero or false. A parser that fills a missing key with its Go zero value
+// for interfaceIndex, k8s-pod-name for podName, prio for priority) holding
+// an empty string, a zero or false. A parser that fills a missing key with its Go zero value
 // says "" where Cilium said nothing; the field must be null instead.
 // allowed names result fields that are the parser's own making (a count,
 // a value derived from others), by their last key.
@@ -74,7 +74,7 @@ func Invented(raw []byte, result any, allowed ...string) ([]string, error) {
 		if kind == "" || kind == "null" || key == "" || skip[key] {
 			return
 		}
-		if printedLike(printed, normalize(key), kind) {
+		if printedLike(printed, normalize(key), kind) || abbreviated[key] != "" && printedLike(printed, abbreviated[key], kind) {
 			return
 		}
 		if !seen[path] {
@@ -86,6 +86,11 @@ func Invented(raw []byte, result any, allowed ...string) ([]string, error) {
 	sort.Strings(out)
 	return out, nil
 }
+
+// abbreviated maps a result key to the shorter name its source prints it
+// under, which the like-name rule of printedLike does not match: bpftool's
+// "prio" for priority.
+var abbreviated = map[string]string{"priority": "prio"}
 
 // printedLike reports whether a source key whose name ends with key's (or
 // that key's name ends with) printed a zero of kind.
