@@ -13,8 +13,9 @@ import (
 // never printed: each field of the result that is "", 0 or false, named by
 // its path, for which the source has no key of a like name (interface-index
 // for interfaceIndex, k8s-pod-name for podName, prio for priority) holding
-// an empty string, a zero or false. A parser that fills a missing key with its Go zero value
-// says "" where Cilium said nothing; the field must be null instead.
+// an empty string, a zero or false. A parser that fills a missing key with
+// its Go zero value says "" where Cilium said nothing; the field must be
+// null instead.
 // allowed names result fields that are the parser's own making (a count,
 // a value derived from others), by their last key.
 func Invented(raw []byte, result any, allowed ...string) ([]string, error) {
