@@ -2,6 +2,7 @@ package parse
 
 import (
 	"encoding/json"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,10 +16,12 @@ type NetAttachment struct {
 	// "tc", "flow_dissector" or "netfilter".
 	Section string `json:"section" expr:"section"`
 	// Device is the interface's name ("lxc3a6f7d4e8c73"), Ifindex its
-	// index, the number in brackets after it; "" and 0 when bpftool
-	// printed none (flow_dissector, netfilter).
-	Device  string `json:"device" expr:"device"`
-	Ifindex int    `json:"ifindex" expr:"ifindex"`
+	// index, the number in brackets after it (with -j, devname and
+	// ifindex). Both are null in the flow_dissector and netfilter
+	// sections, which name no device; Device is null too when bpftool
+	// printed only "(5)" (the kernel gave a tc filter no name).
+	Device  *string `json:"device" expr:"device"`
+	Ifindex *int    `json:"ifindex" expr:"ifindex"`
 	// Attach is where the program is attached: "tcx/ingress",
 	// "tcx/egress", "clsact/ingress", "clsact/egress", "netkit/primary",
 	// "netkit/peer", or the qdisc kind for classful qdiscs; "xdp",
@@ -30,14 +33,19 @@ type NetAttachment struct {
 	// Program is the name bpftool printed. For tcx it is the program name
 	// ("cil_from_container"); for legacy tc it is the filter name, which
 	// Cilium 1.16+ sets to "<prog>-<device>" (see BaseProgram) and older
-	// Cilium to "bpf_lxc.o:[from-container]".
-	Program string `json:"program" expr:"program"`
+	// Cilium to "bpf_lxc.o:[from-container]". null when bpftool printed
+	// none: it prints no name for XDP, the flow dissector and netfilter,
+	// nor for a tcx program loaded without one or a tc filter given none.
+	Program *string `json:"program" expr:"program"`
 	// ProgID is the program id: "prog_id N" for tcx/netkit/netfilter,
 	// "id N" for legacy tc, XDP and the flow dissector.
 	ProgID int `json:"progID" expr:"progID"`
-	// LinkID is the tcx or netkit link's id ("link_id N"); 0 for legacy
-	// tc, XDP and the flow dissector.
-	LinkID int `json:"linkID" expr:"linkID"`
+	// LinkID is the tcx or netkit link's id ("link_id N"); 0 for a tcx
+	// or netkit program attached without a link (bpftool net attach
+	// tcx_ingress): -j prints its link_id 0, the plain form prints
+	// link_id only when it is not 0. null for legacy tc, XDP, the flow
+	// dissector and netfilter, for which bpftool prints no link_id.
+	LinkID *int `json:"linkID" expr:"linkID"`
 	// Hook and Priority are a netfilter program's hook ("ip
 	// prerouting"; with -j, pf and hook numbers named the same way) and
 	// priority ("prio -128"); null outside the netfilter section, where
@@ -48,11 +56,11 @@ type NetAttachment struct {
 
 // BaseProgram returns Program without the "-<device>" suffix that Cilium
 // 1.16+ appends to legacy tc filter names, so that legacy and tcx
-// attachments compare equal ("cil_from_container").
-func (a NetAttachment) BaseProgram() string {
-	if a.Device != "" {
-		if p, ok := strings.CutSuffix(a.Program, "-"+a.Device); ok {
-			return p
+// attachments compare equal ("cil_from_container"); null when Program is.
+func (a NetAttachment) BaseProgram() *string {
+	if a.Program != nil && a.Device != nil {
+		if p, ok := strings.CutSuffix(*a.Program, "-"+*a.Device); ok {
+			return &p
 		}
 	}
 	return a.Program
@@ -78,7 +86,7 @@ type BpftoolNet struct {
 func (n BpftoolNet) Device(name string) []NetAttachment {
 	out := []NetAttachment{}
 	for _, a := range n.Attachments {
-		if a.Device == name {
+		if a.Device != nil && *a.Device == name {
 			out = append(out, a)
 		}
 	}
@@ -86,11 +94,11 @@ func (n BpftoolNet) Device(name string) []NetAttachment {
 }
 
 // Find returns the first attachment on device dev at attach point attach
-// ("tcx/ingress"); "" matches any device or attach point. It returns a zero
-// NetAttachment (ProgID 0) when there is none.
+// ("tcx/ingress"); "" matches any device (or none) or attach point. It
+// returns a zero NetAttachment (ProgID 0) when there is none.
 func (n BpftoolNet) Find(dev, attach string) NetAttachment {
 	for _, a := range n.Attachments {
-		if (dev == "" || a.Device == dev) && (attach == "" || a.Attach == attach) {
+		if (dev == "" || a.Device != nil && *a.Device == dev) && (attach == "" || a.Attach == attach) {
 			return a
 		}
 	}
@@ -208,10 +216,14 @@ func parseNetLine(section, t string) ([]NetAttachment, bool) {
 	if !ok {
 		return nil, false
 	}
-	if section == "xdp" {
-		return netXDPLine(f, dev, idx)
+	var devp *string // "(5)": the kernel gave no name
+	if dev != "" {
+		devp = &dev
 	}
-	return netTCLine(section, f, dev, idx)
+	if section == "xdp" {
+		return netXDPLine(f, devp, idx)
+	}
+	return netTCLine(section, f, devp, idx)
 }
 
 // netNetfilterLine reads the words of a netfilter line:
@@ -243,7 +255,7 @@ func netNetfilterLine(f []string) ([]NetAttachment, bool) {
 // netXDPLine reads the words of an xdp line, f[0] being the device
 // dev(idx): "eth0(2) driver id 42", several modes at once
 // "eth0(2) generic id 1 driver id 2".
-func netXDPLine(f []string, dev string, idx int) ([]NetAttachment, bool) {
+func netXDPLine(f []string, dev *string, idx int) ([]NetAttachment, bool) {
 	var out []NetAttachment
 	for i := 1; i < len(f); i += 3 {
 		if i+2 >= len(f) || f[i+1] != "id" {
@@ -253,27 +265,33 @@ func netXDPLine(f []string, dev string, idx int) ([]NetAttachment, bool) {
 		if err != nil {
 			return nil, false
 		}
-		out = append(out, NetAttachment{Section: "xdp", Device: dev, Ifindex: idx, Attach: "xdp", Mode: &f[i], ProgID: id})
+		out = append(out, NetAttachment{Section: "xdp", Device: dev, Ifindex: &idx, Attach: "xdp", Mode: &f[i], ProgID: id})
 	}
 	return out, len(out) > 0
 }
 
 // netTCLine reads the words of a tc line, or of any section's line shaped
-// like it: "dev(idx) kind [name] key value ...".
-func netTCLine(section string, f []string, dev string, idx int) ([]NetAttachment, bool) {
-	a := NetAttachment{Section: section, Device: dev, Ifindex: idx, Attach: f[1]}
+// like it: "dev(idx) kind [name] key value ...". A tcx or netkit line
+// (bpftool writes "prog_id" there, "id" for legacy tc) without link_id
+// has link id 0: bpftool prints it only when it is not 0 (net.c
+// __show_dev_tc_bpf), and -j prints the 0.
+func netTCLine(section string, f []string, dev *string, idx int) ([]NetAttachment, bool) {
+	a := NetAttachment{Section: section, Device: dev, Ifindex: &idx, Attach: f[1]}
 	i := 2
 	if i < len(f) && f[i] != "id" && f[i] != "prog_id" {
-		a.Program = f[i]
+		a.Program = &f[i]
 		i++
 	}
+	linkID, mprog := 0, false
 	for ; i < len(f); i++ {
 		var dst *int
 		switch f[i] {
-		case "id", "prog_id":
+		case "id":
 			dst = &a.ProgID
+		case "prog_id":
+			dst, mprog = &a.ProgID, true
 		case "link_id":
-			dst = &a.LinkID
+			dst, mprog = &linkID, true
 		case "act":
 			i = len(f) // legacy tc actions: " act [name id N] ", not needed
 			continue
@@ -289,6 +307,9 @@ func netTCLine(section string, f []string, dev string, idx int) ([]NetAttachment
 		}
 		*dst = n
 		i++
+	}
+	if mprog {
+		a.LinkID = &linkID
 	}
 	return []NetAttachment{a}, a.ProgID != 0
 }
@@ -311,14 +332,14 @@ func parseDevIndex(s string) (string, int, bool) {
 // object with "xdp", "tc", "flow_dissector" and (v7.3+) "netfilter" arrays.
 func parseBpftoolNetJSON(text string) (BpftoolNet, error) {
 	type entry struct {
-		Devname string  `json:"devname"`
-		Ifindex int     `json:"ifindex"`
+		Devname *string `json:"devname"`
+		Ifindex *int    `json:"ifindex"`
 		Kind    string  `json:"kind"`
-		Name    string  `json:"name"`
+		Name    *string `json:"name"`
 		Mode    *string `json:"mode"`
 		ID      int     `json:"id"`
 		ProgID  int     `json:"prog_id"`
-		LinkID  int     `json:"link_id"`
+		LinkID  *int    `json:"link_id"`
 		Multi   []struct {
 			Mode *string `json:"mode"`
 			ID   int     `json:"id"`
@@ -328,7 +349,7 @@ func parseBpftoolNetJSON(text string) (BpftoolNet, error) {
 		Prio *int `json:"prio"`
 	}
 	var raw []map[string][]entry
-	if err := json.Unmarshal([]byte(text), &raw); err != nil {
+	if err := json.Unmarshal([]byte(bpftoolNetJSON(text)), &raw); err != nil {
 		return BpftoolNet{}, jsonError(kindBpftoolNet, text, err)
 	}
 	n := BpftoolNet{Attachments: []NetAttachment{}, Unparsed: []string{}}
@@ -381,6 +402,22 @@ func parseBpftoolNetJSON(text string) (BpftoolNet, error) {
 		}
 	}
 	return n, nil
+}
+
+// flowDissectorID is what bpftool -j writes for an attached flow
+// dissector: net.c do_show writes the "id" key straight into the
+// flow_dissector array, `"flow_dissector":["id":42]` (with -p over
+// several lines), which is not JSON.
+var flowDissectorID = regexp.MustCompile(`("flow_dissector":\s*\[)\s*("id":\s*\d+)\s*\]`)
+
+// bpftoolNetJSON returns bpftool -j net show's text as JSON: an attached
+// flow dissector's id wrapped in the object it lacks,
+// `"flow_dissector":[{"id":42}]`. Valid JSON is returned as it is.
+func bpftoolNetJSON(text string) string {
+	if json.Valid([]byte(text)) {
+		return text
+	}
+	return flowDissectorID.ReplaceAllString(text, "${1}{${2}}]")
 }
 
 // netfilterHookName renders pf/hook numbers the way bpftool's plain output

@@ -8,10 +8,10 @@ func TestBpftoolNetShowLocalCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "count", len(n.Attachments), 3)
-	eq(t, "xdp", n.Attachments[0], NetAttachment{Section: "xdp", Device: "xdpcap0", Ifindex: 7, Attach: "xdp", Mode: ptr("generic"), ProgID: n.Attachments[0].ProgID})
+	eq(t, "xdp", n.Attachments[0], NetAttachment{Section: "xdp", Device: ptr("xdpcap0"), Ifindex: ptr(7), Attach: "xdp", Mode: ptr("generic"), ProgID: n.Attachments[0].ProgID})
 	in := n.Find("legacy0", "clsact/ingress")
-	eq(t, "legacy program", in.Program, "cap_tc_in:[*fsobj]")
-	eq(t, "legacy ifindex", in.Ifindex, 5)
+	eq(t, "legacy program", in.Program, ptr("cap_tc_in:[*fsobj]"))
+	eq(t, "legacy ifindex", in.Ifindex, ptr(5))
 	if in.ProgID == 0 {
 		t.Error("legacy prog id not parsed")
 	}
@@ -28,6 +28,11 @@ func TestBpftoolNetShowLocalCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "json count", len(js.Attachments), 3)
+	all, err := ParseBpftoolNetShow(input(t, "local/bpftool-net-show/all.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "json == text", js.Attachments, all.Attachments)
 	pretty, err := ParseBpftoolNetShow(input(t, "local/bpftool-net-show/json-pretty.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -54,17 +59,19 @@ func TestBpftoolNetShowTCXAndNetfilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "unparsed", n.Unparsed, []string{})
-	eq(t, "tcx", n.Find("lxc3a6f7d4e8c73", "tcx/ingress"), NetAttachment{Section: "tc", Device: "lxc3a6f7d4e8c73", Ifindex: 26, Attach: "tcx/ingress", Program: "cil_from_container", ProgID: 4773, LinkID: 29})
-	eq(t, "tcx egress with flags", n.Find("", "tcx/egress").LinkID, 30)
+	eq(t, "tcx", n.Find("lxc3a6f7d4e8c73", "tcx/ingress"), NetAttachment{Section: "tc", Device: ptr("lxc3a6f7d4e8c73"), Ifindex: ptr(26), Attach: "tcx/ingress", Program: ptr("cil_from_container"), ProgID: 4773, LinkID: ptr(29)})
+	eq(t, "tcx egress with flags", n.Find("", "tcx/egress").LinkID, ptr(30))
 	legacy := n.Find("eth0", "")
 	eq(t, "legacy id", legacy.ProgID, 1234)
-	eq(t, "base program", legacy.BaseProgram(), "cil_from_netdev")
-	eq(t, "old style name", n.Find("lxc9", "").Program, "bpf_lxc.o:[from-container]")
-	eq(t, "no device name", n.Find("", "clsact/egress").Ifindex, 5)
+	eq(t, "legacy: no link", legacy.LinkID, (*int)(nil))
+	eq(t, "base program", legacy.BaseProgram(), ptr("cil_from_netdev"))
+	eq(t, "old style name", n.Find("lxc9", "").Program, ptr("bpf_lxc.o:[from-container]"))
+	nameless := n.Find("", "clsact/egress")
+	eq(t, "no device name", []any{nameless.Device, nameless.Ifindex}, []any{(*string)(nil), ptr(5)})
 	eq(t, "netkit", n.Find("nk0", "netkit/primary").ProgID, 81)
-	eq(t, "flow dissector", n.Find("", "flow_dissector").ProgID, 42)
+	eq(t, "flow dissector", n.Find("", "flow_dissector"), NetAttachment{Section: "flow_dissector", Attach: "flow_dissector", ProgID: 42})
 	nf := n.Find("", "netfilter")
-	eq(t, "netfilter", []any{deref(nf.Hook), deref(nf.Priority), nf.ProgID, nf.Mode}, []any{"ip prerouting", -128, 10, (*string)(nil)})
+	eq(t, "netfilter", nf, NetAttachment{Section: "netfilter", Attach: "netfilter", Hook: ptr("ip prerouting"), Priority: ptr(-128), ProgID: 10})
 	tcx := n.Find("lxc3a6f7d4e8c73", "tcx/ingress")
 	eq(t, "tc: no mode, hook or priority", []any{tcx.Mode, tcx.Hook, tcx.Priority}, []any{(*string)(nil), (*string)(nil), (*int)(nil)})
 	eq(t, "devices", len(n.Device("lxc3a6f7d4e8c73")), 2)
@@ -87,9 +94,51 @@ func TestBpftoolNetShowJSONOnlyWhatIsPrinted(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "json == text", js.Attachments, text.Attachments)
-	eq(t, "xdp", js.Attachments[0], NetAttachment{Section: "xdp", Device: "eth0", Ifindex: 2, Attach: "xdp", Mode: ptr("driver"), ProgID: 42})
-	eq(t, "tc", js.Attachments[1], NetAttachment{Section: "tc", Device: "lxc1", Ifindex: 26, Attach: "tcx/ingress", Program: "cil_from_container", ProgID: 4773, LinkID: 29})
+	eq(t, "xdp", js.Attachments[0], NetAttachment{Section: "xdp", Device: ptr("eth0"), Ifindex: ptr(2), Attach: "xdp", Mode: ptr("driver"), ProgID: 42})
+	eq(t, "tc", js.Attachments[1], NetAttachment{Section: "tc", Device: ptr("lxc1"), Ifindex: ptr(26), Attach: "tcx/ingress", Program: ptr("cil_from_container"), ProgID: 4773, LinkID: ptr(29)})
 	eq(t, "netfilter", js.Attachments[2], NetAttachment{Section: "netfilter", Attach: "netfilter", ProgID: 10, Hook: ptr("ip prerouting"), Priority: ptr(-128)})
+}
+
+// What bpftool 7.5 does not print is null, in the -j and the plain form
+// alike: XDP, the flow dissector and netfilter have no program name and
+// no link, the flow dissector and netfilter no device. A tcx program
+// attached without a link has link id 0: -j prints it, the plain form
+// leaves it out. -j writes an attached flow dissector's id straight into
+// its array, which is not JSON; it is read all the same.
+func TestBpftoolNetShowNullWhereNotPrinted(t *testing.T) {
+	for _, name := range []string{"v7.5-xdp-tc-netfilter", "v7.5-unlinked-tcx-flow-dissector"} {
+		text, err := ParseBpftoolNetShow(input(t, "synthetic/bpftool-net-show/"+name+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := ParseBpftoolNetShow(input(t, "synthetic/bpftool-net-show/"+name+"-json.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eq(t, name+": json == text", js.Attachments, text.Attachments)
+		eq(t, name+": unparsed", text.Unparsed, []string{})
+	}
+	n, err := ParseBpftoolNetShow(input(t, "synthetic/bpftool-net-show/v7.5-xdp-tc-netfilter-json.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "xdp", n.Find("eth0", "xdp"), NetAttachment{Section: "xdp", Device: ptr("eth0"), Ifindex: ptr(2), Attach: "xdp", Mode: ptr("driver"), ProgID: 301})
+	eq(t, "xdp in two modes", len(n.Device("eth1")), 2)
+	eq(t, "legacy tc", n.Find("", "clsact/ingress"), NetAttachment{Section: "tc", Device: ptr("lxc9b1c2d3e4f5a"), Ifindex: ptr(28), Attach: "clsact/ingress", Program: ptr("cil_from_container-lxc9b1c2d3e4f5a"), ProgID: 4790})
+	eq(t, "netfilter", n.Find("", "netfilter"), NetAttachment{Section: "netfilter", Attach: "netfilter", Hook: ptr("ip prerouting"), Priority: ptr(-128), ProgID: 10})
+	eq(t, "xdp program", n.Find("eth0", "xdp").BaseProgram(), (*string)(nil))
+
+	n, err = ParseBpftoolNetShow(input(t, "synthetic/bpftool-net-show/v7.5-unlinked-tcx-flow-dissector-json.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "tcx without a link", n.Find("veth1", "tcx/ingress").LinkID, ptr(0))
+	eq(t, "flow dissector", n.Find("", "flow_dissector"), NetAttachment{Section: "flow_dissector", Attach: "flow_dissector", ProgID: 42})
+	pretty, err := ParseBpftoolNetShow("[{\n        \"xdp\": [],\n        \"tc\": [],\n        \"flow_dissector\": [\n            \"id\": 42\n        ],\n        \"netfilter\": []\n    }\n]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "-jp flow dissector", pretty.Attachments, []NetAttachment{{Section: "flow_dissector", Attach: "flow_dissector", ProgID: 42}})
 }
 
 func TestBpftoolNetShowUnknownLinesAndErrors(t *testing.T) {

@@ -13,12 +13,18 @@ import (
 // on 1.20, which fills external-identifiers with cni-attachment-id only).
 // Cilium's models omit a key whose value is the zero (omitempty): such
 // a field is null too, unless the parser derives it from what was
-// printed (parsetest.Derived). Every real JSON capture.
+// printed (parsetest.Derived). Every JSON input of the testbed's
+// captures (real/), of Cilium's docs and issues (public/) and of the
+// synthetic inputs built from Cilium's models and the tools' sources
+// (synthetic/), which print what no capture has (a service without an
+// ID, an XDP attachment). Not local/: curl -w '%{json}' prints null for
+// a variable without a value, which the curl parser's Fields still
+// records as "".
 func TestJSONResultsInventNothing(t *testing.T) {
 	n := 0
 	for _, in := range goldenInputs(t) {
 		body := strings.TrimSpace(in.body)
-		if !strings.HasPrefix(in.rel, "real/") || !(strings.HasPrefix(body, "{") || strings.HasPrefix(body, "[")) || in.expectError || in.mayFail {
+		if strings.HasPrefix(in.rel, "local/") || !(strings.HasPrefix(body, "{") || strings.HasPrefix(body, "[")) || in.expectError || in.mayFail {
 			continue
 		}
 		p, ok := Lookup(in.kind)
@@ -28,6 +34,9 @@ func TestJSONResultsInventNothing(t *testing.T) {
 		v, err := p.Parse(in.body)
 		if err != nil {
 			continue
+		}
+		if in.kind == kindBpftoolNet {
+			body = bpftoolNetJSON(body) // an attached flow dissector's id is not JSON as printed
 		}
 		bad, err := parsetest.InventedBeyond(in.kind, []byte(body), v)
 		if err != nil {

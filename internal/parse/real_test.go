@@ -104,8 +104,8 @@ func TestRealCapturesLab(t *testing.T) {
 	dev := ep[0].Networking.InterfaceName
 	att := net.Find(dev, "tcx/ingress")
 	eq(t, "attach", att.Attach, "tcx/ingress")
-	eq(t, "program", att.Program, "cil_from_container")
-	eq(t, "ifindex agrees", att.Ifindex, ep[0].Networking.InterfaceIndex)
+	eq(t, "program", att.Program, ptr("cil_from_container"))
+	eq(t, "ifindex agrees", att.Ifindex, &ep[0].Networking.InterfaceIndex)
 	eq(t, "ingress only (no endpoint routes)", len(net.Device(dev)), 1)
 	eq(t, "full listing agrees", netAll.Find(dev, "tcx/ingress").ProgID, att.ProgID)
 	eq(t, "tc_filter_lines", tc.Lines, 0)
@@ -116,8 +116,8 @@ func TestRealCapturesLab(t *testing.T) {
 	// (6) NodePort: one 0.0.0.0:30780 entry, no listener, no iptables line.
 	np := svcs.Frontend("0.0.0.0:30780/TCP")
 	eq(t, "nodeport type", np.Type, "NodePort")
-	if np.ID == 0 {
-		t.Error("no 0.0.0.0:30780 service")
+	if np.ID == nil || *np.ID == 0 {
+		t.Error("no 0.0.0.0:30780 service with an ID")
 	}
 	eq(t, "listen_sockets", len(listen), 0)
 	eq(t, "iptables_lines", ipt.CountContaining("30780"), 0)

@@ -20,9 +20,12 @@ const kindServiceList = "cilium-service-list"
 // policies) or null (the ones -o json may omit too).
 type Service struct {
 	// ID is the service's ID (spec.id, the ID column), the rev NAT ID
-	// the BPF maps key it by; 0 when Cilium has not written it to the
-	// datapath yet (the JSON omits it then).
-	ID int `json:"id" expr:"id"`
+	// the BPF maps key it by; null when the frontend has none: Cilium
+	// allocates it (from 1) when it writes the frontend to the datapath,
+	// so a frontend not written yet, or never (with kube-proxy
+	// replacement off, a NodePort), has ID 0, which the JSON omits and
+	// the table prints as 0.
+	ID *int `json:"id" expr:"id"`
 	// Frontend is the service's address, port, protocol and scope (the
 	// Frontend column, spec.frontend-address).
 	Frontend L4Addr `json:"frontend" expr:"frontend"`
@@ -116,7 +119,7 @@ func (s Service) BackendAddrs() []string {
 type ServiceList []Service
 
 // Frontend returns the service whose frontend matches fe, or a zero Service
-// (ID 0) when none does. fe is "ip:port/PROTO" (exact, "/i" for the
+// (ID null, no backends) when none does. fe is "ip:port/PROTO" (exact, "/i" for the
 // internal scope) or "ip:port" (external scope, any protocol; the first in
 // listed order wins, so give the protocol when TCP and UDP share a port).
 func (l ServiceList) Frontend(fe string) Service {
@@ -172,7 +175,7 @@ type jsonService struct {
 }
 
 type jsonServiceSpec struct {
-	ID              int `json:"id"`
+	ID              *int `json:"id"`
 	FrontendAddress *struct {
 		IP       string `json:"ip"`
 		Port     int    `json:"port"`
@@ -335,7 +338,10 @@ func addServiceRow(out ServiceList, c []string) (ServiceList, error) {
 	if err != nil {
 		return nil, errString("frontend: " + err.Error())
 	}
-	s := Service{ID: id, Frontend: fe, Type: c[2], Backends: []Backend{}}
+	s := Service{Frontend: fe, Type: c[2], Backends: []Backend{}}
+	if id != 0 { // 0 is a frontend without an ID, which -o json omits
+		s.ID = &id
+	}
 	if typ, ok := strings.CutSuffix(s.Type, " (Remote)"); ok {
 		s.Type, s.Remote = typ, true
 	}

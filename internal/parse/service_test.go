@@ -10,7 +10,7 @@ func TestServiceListJSONLab(t *testing.T) {
 	eq(t, "count", len(l), 10)
 	web := l.Named("cca-dp", "web")
 	eq(t, "web frontends", len(web), 1)
-	eq(t, "web id", web[0].ID, 7)
+	eq(t, "web id", web[0].ID, ptr(7))
 	eq(t, "web frontend", web[0].Frontend, L4Addr{IP: "10.43.77.5", Port: 80, Protocol: "TCP", Scope: "external"})
 	eq(t, "web frontend text", web[0].Frontend.HostPort(), "10.43.77.5:80")
 	eq(t, "web backends", web[0].BackendAddrs(), []string{"10.42.0.31:8080", "10.42.0.32:8080"})
@@ -24,13 +24,13 @@ func TestServiceListJSONLab(t *testing.T) {
 	eq(t, "ghost backends", ghost.Backends, []Backend{})
 
 	np := l.Frontend("0.0.0.0:30780/TCP")
-	eq(t, "nodeport id", np.ID, 10)
+	eq(t, "nodeport id", np.ID, ptr(10))
 	eq(t, "nodeport type", np.Type, "NodePort")
-	eq(t, "internal scope is separate", l.Frontend("0.0.0.0:31500/TCP/i").ID, 13)
-	eq(t, "external scope by default", l.Frontend("0.0.0.0:31500").ID, 12)
-	eq(t, "no protocol: first listed", l.Frontend("10.43.0.10:53").ID, 2)
-	eq(t, "exact protocol", l.Frontend("10.43.0.10:53/TCP").ID, 3)
-	eq(t, "missing", l.Frontend("10.9.9.9:1").ID, 0)
+	eq(t, "internal scope is separate", l.Frontend("0.0.0.0:31500/TCP/i").ID, ptr(13))
+	eq(t, "external scope by default", l.Frontend("0.0.0.0:31500").ID, ptr(12))
+	eq(t, "no protocol: first listed", l.Frontend("10.43.0.10:53").ID, ptr(2))
+	eq(t, "exact protocol", l.Frontend("10.43.0.10:53/TCP").ID, ptr(3))
+	eq(t, "missing", l.Frontend("10.9.9.9:1").ID, (*int)(nil))
 	eq(t, "missing has empty backends", l.Frontend("10.9.9.9:1").Backends, []Backend{})
 }
 
@@ -82,6 +82,11 @@ func TestServiceListOmittedKeysAreNull(t *testing.T) {
 	eq(t, "cluster", api.Cluster, ptr("east"))
 	eq(t, "remote", api.Remote, true)
 	eq(t, "natPolicy", js.Named("shop", "legacy")[0].NatPolicy, ptr("Nat46"))
+	eq(t, "id", front.ID, ptr(23))
+	// A frontend Cilium has not written to the datapath has ID 0: the
+	// JSON omits it, the table prints 0.
+	noID := js.Frontend("0.0.0.0:31080/TCP")
+	eq(t, "frontend without an ID", []any{noID.Name, noID.ID}, []any{"front", (*int)(nil)})
 	proxy := js.Named("shop", "checkout")[0].Backends[1]
 	eq(t, "proxy backend", proxy.HostPort(), "127.0.0.1:15001")
 	eq(t, "proxy backend has no node", proxy.NodeName, (*string)(nil))
@@ -94,12 +99,13 @@ func TestServiceListOmittedKeysAreNull(t *testing.T) {
 	eq(t, "services", len(tb), len(js))
 	for i, s := range tb {
 		if s.NatPolicy != nil || s.HealthCheckNodePort != nil || s.Cluster != nil {
-			t.Errorf("table service %d: natPolicy, healthCheckNodePort or cluster not null", s.ID)
+			t.Errorf("table service %s: natPolicy, healthCheckNodePort or cluster not null", s.Frontend)
 		}
 		eq(t, "remote of "+s.Frontend.String(), s.Remote, js[i].Remote)
+		eq(t, "id of "+s.Frontend.String(), s.ID, js[i].ID)
 		for _, b := range s.Backends {
 			if b.NodeName != nil || b.Zone != nil {
-				t.Errorf("table service %d backend %s: nodeName or zone not null", s.ID, b.HostPort())
+				t.Errorf("table service %s backend %s: nodeName or zone not null", s.Frontend, b.HostPort())
 			}
 		}
 	}
@@ -132,7 +138,7 @@ func TestServiceListTable115(t *testing.T) {
 	eq(t, "backends", l[0].BackendAddrs(), []string{"10.42.0.31:8080", "10.42.0.32:8080"})
 	eq(t, "preferred", l[0].Backends[1].Preferred, true)
 	eq(t, "ghost", len(l[1].Backends), 0)
-	eq(t, "match with protocol still finds it", l.Frontend("10.43.77.5:80/TCP").ID, 7)
+	eq(t, "match with protocol still finds it", l.Frontend("10.43.77.5:80/TCP").ID, ptr(7))
 }
 
 func TestServiceListErrors(t *testing.T) {

@@ -143,10 +143,14 @@ type KPRDetails struct {
 	// "Disabled" (with -o json, features.gracefulTermination); null when
 	// not printed: 1.15 to 1.19 print it, 1.20 does not.
 	GracefulTermination *string `json:"gracefulTermination" expr:"gracefulTermination"`
-	// NAT4664 is "NAT46/64 Support:" when on one line ("Disabled");
-	// "" when it is a sub-block (then in Fields, "NAT46/64
-	// Support.Gateway").
-	NAT4664 string `json:"nat4664" expr:"nat4664"`
+	// NAT4664 is "NAT46/64 Support:", "Disabled" or "Enabled" (with -o
+	// json, features.nat46X64.enabled). Cilium prints "Disabled" on the
+	// line and, when enabled, no value but a sub-block ("- Services:",
+	// "- Gateway:", in Fields as "NAT46/64 Support.Gateway"), which is
+	// read as "Enabled", the rule by which FormatStatusResponse chooses
+	// the sub-block. null when not printed (without the details block,
+	// or by a version without the line).
+	NAT4664 *string `json:"nat4664" expr:"nat4664"`
 	// XDPAcceleration is "XDP Acceleration:", "Disabled", "Generic",
 	// "Native" or "Best-Effort"; "" when NodePort is off.
 	XDPAcceleration string `json:"xdpAcceleration" expr:"xdpAcceleration"`
@@ -316,6 +320,11 @@ func (d *KPRDetails) addLine(line string, parent *string) error {
 			d.Fields[*parent+"."+name] = value
 		}
 		switch *parent {
+		case "NAT46/64 Support":
+			// FormatStatusResponse prints the sub-block for enabled
+			// NAT46/64 only; the label line has no value then.
+			enabled := "Enabled"
+			d.NAT4664 = &enabled
 		case "Services":
 			d.Services[name] = value
 		case "Annotations":
@@ -366,7 +375,9 @@ func (d *KPRDetails) addLine(line string, parent *string) error {
 	case "Graceful Termination":
 		d.GracefulTermination = &value
 	case "NAT46/64 Support":
-		d.NAT4664 = value
+		if value != "" { // "" heads the sub-block of enabled NAT46/64
+			d.NAT4664 = &value
+		}
 	case "XDP Acceleration":
 		d.XDPAcceleration = value
 	case "Annotations":

@@ -220,7 +220,10 @@ func (d *KPRDetails) readFeaturesJSON(f *jsonKPRFeatures) {
 		d.SocketLBCoverage = "Hostns-only"
 	}
 	d.SessionAffinity = f.SessionAffinity.text()
-	d.NAT4664 = f.Nat46X64.text()
+	if f.Nat46X64 != nil {
+		nat := f.Nat46X64.text()
+		d.NAT4664 = &nat
+	}
 	if f.GracefulTermination != nil {
 		g := f.GracefulTermination.text()
 		d.GracefulTermination = &g

@@ -54,6 +54,7 @@ func TestStatusPlainHasNoDetails(t *testing.T) {
 	eq(t, "kpr", s.KubeProxyReplacement, "True")
 	eq(t, "details present", s.KubeProxyReplacementDetails.Present, false)
 	eq(t, "coverage", s.KubeProxyReplacementDetails.SocketLBCoverage, "")
+	eq(t, "no NAT46/64 line", s.KubeProxyReplacementDetails.NAT4664, (*string)(nil))
 }
 
 func TestStatusTunnelDSR(t *testing.T) {
@@ -71,7 +72,7 @@ func TestStatusTunnelDSR(t *testing.T) {
 	eq(t, "dsr", d.DSRDispatchMode, ptr("Geneve"))
 	eq(t, "maglev", d.BackendSelection, "Maglev (Table Size: 16381)")
 	eq(t, "xdp", d.XDPAcceleration, "Native")
-	eq(t, "nat46 sub-block", d.NAT4664, "")
+	eq(t, "nat46 sub-block: enabled", d.NAT4664, ptr("Enabled"))
 	eq(t, "nat46 gateway", d.Fields["NAT46/64 Support.Gateway"], "Enabled")
 	eq(t, "nat46 prefixes", d.Fields["Prefixes"], "64:ff9b::/96")
 	eq(t, "annotations n/a", d.Annotations, []string{})
@@ -194,6 +195,9 @@ func TestStatusJSONMatchesText(t *testing.T) {
 	eq(t, "DSR dispatch mode", js.KubeProxyReplacementDetails.DSRDispatchMode, txt.KubeProxyReplacementDetails.DSRDispatchMode)
 	eq(t, "graceful termination", js.KubeProxyReplacementDetails.GracefulTermination, txt.KubeProxyReplacementDetails.GracefulTermination)
 	eq(t, "socket LB protocols", js.KubeProxyReplacementDetails.SocketLBProtocols, txt.KubeProxyReplacementDetails.SocketLBProtocols)
+	jd, td = js.KubeProxyReplacementDetails, txt.KubeProxyReplacementDetails
+	jd.Fields, td.Fields = nil, nil // text-only
+	eq(t, "details", jd, td)
 }
 
 // Cilium up to 1.14 printed "Socket LB Protocols:" from
@@ -214,6 +218,7 @@ func TestStatusJSONOlderFeatures(t *testing.T) {
 	eq(t, "no DSR dispatch for SNAT", d.DSRDispatchMode, (*string)(nil))
 	eq(t, "no masquerading", s.Masquerading, (*string)(nil))
 	eq(t, "no routing", s.Routing.TunnelProtocol, (*string)(nil))
+	eq(t, "no nat46X64", d.NAT4664, (*string)(nil))
 
 	s, err = ParseStatus(`{"kube-proxy-replacement": {"mode": "True", "features": {"hostReachableServices": {}, "gracefulTermination": {}}}}`)
 	if err != nil {

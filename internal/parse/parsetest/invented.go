@@ -12,9 +12,10 @@ import (
 // Invented lists the values a parser's result holds that its JSON source
 // never printed: each field of the result that is "", 0 or false, named by
 // its path, for which the source has no key of a like name (interface-index
-// for interfaceIndex, k8s-pod-name for podName) holding an empty string,
-// a zero or false. A parser that fills a missing key with its Go zero value
-// says "" where Cilium said nothing; the field must be null instead.
+// for interfaceIndex, k8s-pod-name for podName, prio for priority) holding
+// an empty string, a zero or false. A parser that fills a missing key with
+// its Go zero value says "" where Cilium said nothing; the field must be
+// null instead.
 // allowed names result fields that are the parser's own making (a count,
 // a value derived from others), by their last key.
 func Invented(raw []byte, result any, allowed ...string) ([]string, error) {
@@ -74,7 +75,7 @@ func Invented(raw []byte, result any, allowed ...string) ([]string, error) {
 		if kind == "" || kind == "null" || key == "" || skip[key] {
 			return
 		}
-		if printedLike(printed, normalize(key), kind) {
+		if printedLike(printed, normalize(key), kind) || abbreviated[key] != "" && printedLike(printed, abbreviated[key], kind) {
 			return
 		}
 		if !seen[path] {
@@ -86,6 +87,11 @@ func Invented(raw []byte, result any, allowed ...string) ([]string, error) {
 	sort.Strings(out)
 	return out, nil
 }
+
+// abbreviated maps a result key to the shorter name its source prints it
+// under, which the like-name rule of printedLike does not match: bpftool's
+// "prio" for priority.
+var abbreviated = map[string]string{"priority": "prio"}
 
 // printedLike reports whether a source key whose name ends with key's (or
 // that key's name ends with) printed a zero of kind.
@@ -158,10 +164,14 @@ func normalize(k string) string {
 //     table prints).
 //   - service list -o json: remote is whether flags.cluster is printed,
 //     the rule by which the table prints "(Remote)".
+//   - status -o json: a device's directRouting is whether its name is
+//     kube-proxy-replacement's directRoutingDevice, the rule by which
+//     the text marks one device "(Direct Routing)".
 var Derived = map[string][]string{
 	"cilium-bpf-policy-get": {".empty", ".entries[].deny", ".entries[].prefixLen", ".entries[].proxyPort"},
 	"cilium-map-list":       {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
 	"cilium-service-list":   {"[].remote"},
+	"cilium-status":         {".kubeProxyReplacementDetails.devices[].directRouting", ".kubeProxyReplacementDevices[].directRouting"},
 }
 
 // InventedBeyond is Invented less the paths Derived lists for kind: the

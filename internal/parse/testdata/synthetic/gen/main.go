@@ -286,6 +286,12 @@ func v6Services() []svc {
 		{id: 24, fe: "10.96.9.9:80/TCP", typ: "LocalRedirect", ns: "kube-system", name: "node-local-dns", backends: []string{"10.42.0.60:53"}},
 		{id: 25, fe: "10.96.60.6:80/TCP", typ: "ClusterIP", ns: "shop", name: "legacy", natPolicy: "Nat46", backends: []string{"[fd00:10:244::20]:80"}},
 		{id: 26, fe: "10.96.70.7:80/TCP", typ: "ClusterIP", ns: "shop", name: "checkout", backends: []string{"10.42.0.70:8080"}, proxyPort: 15001},
+		// A frontend without an ID: Frontend.ID is 0 until the BPF
+		// reconciler writes the frontend to the datapath, and stays 0 for
+		// one it never writes (bpf_reconciler.go isDatapathCandidate: with
+		// kube-proxy replacement off, a NodePort); ToModel copies it, the
+		// JSON omits it and the table prints 0.
+		{id: 0, fe: "0.0.0.0:31080/TCP", typ: "NodePort", ns: "shop", name: "front", etp: "Local", backends: []string{"10.42.0.50:80"}, hcNodePort: 31999},
 	}
 }
 
