@@ -29,56 +29,67 @@ type HubbleFlows struct {
 // not hold is null (the JSON leaves out what is zero: a verdict of
 // VERDICT_UNKNOWN, a port 0, a flow with no drop reason).
 type HubbleFlow struct {
-	// Time is when the event happened, as printed (RFC 3339, UTC).
+	// Time is when the event happened, as printed (RFC 3339, UTC); null
+	// when the flow has none.
 	Time *string `json:"time" expr:"time"`
 	// Verdict is "FORWARDED", "DROPPED", "AUDIT", "REDIRECTED", "ERROR",
-	// "TRACED" or "TRANSLATED".
+	// "TRACED" or "TRANSLATED"; null when unknown.
 	Verdict *string `json:"verdict" expr:"verdict"`
 	// DropReason is why a dropped flow was dropped, as Hubble names it
 	// (drop_reason_desc: "POLICY_DENIED", "POLICY_DENY" for a deny rule,
-	// "STALE_OR_UNROUTABLE_IP", ...).
+	// "STALE_OR_UNROUTABLE_IP", ...); null for a flow not dropped.
 	DropReason *string `json:"dropReason" expr:"dropReason"`
-	// FlowType is the flow's Type: "L3_L4", "L7" or "SOCK".
+	// FlowType is the flow's Type: "L3_L4", "L7" or "SOCK"; null when
+	// unknown.
 	FlowType *string `json:"flowType" expr:"flowType"`
 	// EventType and EventSubType are the monitor event the flow came from
 	// (event_type.type: 1 a drop, 4 a trace, 5 a policy verdict, ...;
-	// sub_type: the drop reason's or the trace point's number).
+	// sub_type: the drop reason's or the trace point's number); null when
+	// 0, which the JSON leaves out (a trace to an endpoint's sub_type).
 	EventType    *int `json:"eventType" expr:"eventType"`
 	EventSubType *int `json:"eventSubType" expr:"eventSubType"`
 	// TraceObservationPoint is where a trace saw the packet
-	// ("TO_ENDPOINT", "FROM_ENDPOINT", "TO_STACK", "TO_OVERLAY", ...).
+	// ("TO_ENDPOINT", "FROM_ENDPOINT", "TO_STACK", "TO_OVERLAY", ...);
+	// null for other events.
 	TraceObservationPoint *string `json:"traceObservationPoint" expr:"traceObservationPoint"`
 	// TrafficDirection is "INGRESS" or "EGRESS", seen from the endpoint
-	// whose policy decided.
+	// whose policy decided; null when unknown.
 	TrafficDirection *string `json:"trafficDirection" expr:"trafficDirection"`
 	// IsReply says whether the packet is a reply of its connection (null
 	// when Hubble could not tell).
 	IsReply *bool `json:"isReply" expr:"isReply"`
-	// IPVersion is "IPv4" or "IPv6".
+	// IPVersion is "IPv4" or "IPv6"; null for a flow that is not IP.
 	IPVersion *string `json:"ipVersion" expr:"ipVersion"`
-	// SrcIP and DstIP are the packet's addresses.
+	// SrcIP and DstIP are the packet's addresses; null for a flow that is
+	// not IP.
 	SrcIP *string `json:"srcIP" expr:"srcIP"`
 	DstIP *string `json:"dstIP" expr:"dstIP"`
 	// Protocol is the L4 protocol, as the flow's l4 key names it in lower
-	// case: "tcp", "udp", "sctp", "icmpv4", "icmpv6", ...
+	// case: "tcp", "udp", "sctp", "icmpv4", "icmpv6", ...; null without
+	// l4.
 	Protocol *string `json:"protocol" expr:"protocol"`
-	// SrcPort and DstPort are the TCP, UDP or SCTP ports.
+	// SrcPort and DstPort are the TCP, UDP or SCTP ports; null for other
+	// protocols.
 	SrcPort *int `json:"srcPort" expr:"srcPort"`
 	DstPort *int `json:"dstPort" expr:"dstPort"`
-	// TCPFlags are the TCP flags set, in Hubble's order, as "SYN, ACK".
+	// TCPFlags are the TCP flags set, in Hubble's order, as "SYN, ACK";
+	// null for other protocols and a TCP flow without flags.
 	TCPFlags *string `json:"tcpFlags" expr:"tcpFlags"`
-	// ICMPType and ICMPCode are an ICMP or ICMPv6 message's.
+	// ICMPType and ICMPCode are an ICMP or ICMPv6 message's; null for
+	// other protocols, and for a 0 (echo reply's type, most codes), which
+	// the JSON leaves out.
 	ICMPType *int `json:"icmpType" expr:"icmpType"`
 	ICMPCode *int `json:"icmpCode" expr:"icmpCode"`
 	// SrcIdentity and DstIdentity are the security identities of the
-	// source and destination.
+	// source and destination; null when unknown.
 	SrcIdentity *int `json:"srcIdentity" expr:"srcIdentity"`
 	DstIdentity *int `json:"dstIdentity" expr:"dstIdentity"`
-	// SrcEndpoint and DstEndpoint are the ids of local endpoints.
+	// SrcEndpoint and DstEndpoint are the ids of local endpoints; null for
+	// a peer that is not one.
 	SrcEndpoint *int `json:"srcEndpoint" expr:"srcEndpoint"`
 	DstEndpoint *int `json:"dstEndpoint" expr:"dstEndpoint"`
-	// SrcNamespace, SrcPod, DstNamespace and DstPod name the pods, where
-	// Hubble knows them.
+	// SrcNamespace, SrcPod, DstNamespace and DstPod name the pods; null
+	// for a peer that is no pod Hubble knows.
 	SrcNamespace *string `json:"srcNamespace" expr:"srcNamespace"`
 	SrcPod       *string `json:"srcPod" expr:"srcPod"`
 	DstNamespace *string `json:"dstNamespace" expr:"dstNamespace"`
@@ -87,7 +98,8 @@ type HubbleFlow struct {
 	// ("k8s:app=frontend", "reserved:host").
 	SrcLabels []string `json:"srcLabels" expr:"srcLabels"`
 	DstLabels []string `json:"dstLabels" expr:"dstLabels"`
-	// NodeName is the node that saw the flow.
+	// NodeName is the node that saw the flow; null when the flow does not
+	// say.
 	NodeName *string `json:"nodeName" expr:"nodeName"`
 }
 

@@ -3,6 +3,7 @@ package parse
 import (
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -38,9 +39,10 @@ type TcpdumpPacket struct {
 	TcpdumpHeaders
 	// Inner is the packet a tunnel packet carried, as tcpdump printed it
 	// on the line after (the packet of a pod on the node's underlay
-	// device); null for a packet that is no tunnel's, or whose content
-	// tcpdump did not print.
-	Inner *TcpdumpHeaders `json:"inner" expr:"inner"`
+	// device), then the one that carried, if it is a tunnel's too; empty
+	// for a packet that is no tunnel's, or whose content tcpdump did not
+	// print.
+	Inner []TcpdumpHeaders `json:"inner" expr:"inner"`
 }
 
 // TcpdumpHeaders are what a line printed of a packet's network and
@@ -64,7 +66,7 @@ type TcpdumpHeaders struct {
 	DstPort *int `json:"dstPort" expr:"dstPort"`
 	// TCPFlags are a TCP packet's flags as printed between the brackets of
 	// Flags [...]: S (SYN), F (FIN), P (PUSH), R (RST), U (URG), E (ECE),
-	// W (CWR), "." (ACK); "S." is a SYN-ACK. Null for other protocols.
+	// W (CWR), "." (ACK); "S." is a SYN-ACK. null for other protocols.
 	TCPFlags *string `json:"tcpFlags" expr:"tcpFlags"`
 	// Length is the "length N" of the line: a TCP or UDP packet's payload,
 	// an ICMP or ARP message's length; null when the line prints none
@@ -91,7 +93,7 @@ func (t Tcpdump) Events() int { return len(t.Packets) + len(t.Others) }
 func (t Tcpdump) PacketsTo(ip string, port int) []TcpdumpPacket {
 	out := []TcpdumpPacket{}
 	for _, p := range t.Packets {
-		if p.TcpdumpHeaders.to(ip, port) || p.Inner != nil && p.Inner.to(ip, port) {
+		if p.TcpdumpHeaders.to(ip, port) || slices.ContainsFunc(p.Inner, func(h TcpdumpHeaders) bool { return h.to(ip, port) }) {
 			out = append(out, p)
 		}
 	}
@@ -103,7 +105,7 @@ func (t Tcpdump) PacketsTo(ip string, port int) []TcpdumpPacket {
 func (t Tcpdump) PacketsFrom(ip string) []TcpdumpPacket {
 	out := []TcpdumpPacket{}
 	for _, p := range t.Packets {
-		if p.TcpdumpHeaders.from(ip) || p.Inner != nil && p.Inner.from(ip) {
+		if p.TcpdumpHeaders.from(ip) || slices.ContainsFunc(p.Inner, func(h TcpdumpHeaders) bool { return h.from(ip) }) {
 			out = append(out, p)
 		}
 	}
@@ -180,7 +182,7 @@ func (t *Tcpdump) Add(line string) string {
 	if stamp == "" {
 		return t.addInner(line)
 	}
-	p := TcpdumpPacket{Time: strings.TrimSuffix(stamp, " ")}
+	p := TcpdumpPacket{Time: strings.TrimSuffix(stamp, " "), Inner: []TcpdumpHeaders{}}
 	rest := line[len(stamp):]
 	if sm := tcpdumpIface.FindStringSubmatch(rest); sm != nil {
 		p.Interface, p.Direction = &sm[1], &sm[2]
@@ -203,7 +205,7 @@ func (t *Tcpdump) Add(line string) string {
 }
 
 // addInner reads a line without a timestamp: the packet the previous
-// line's tunnel packet carried.
+// line's tunnel packet (or the tunnel packet it carried) carried.
 func (t *Tcpdump) addInner(line string) string {
 	h, known, why := readTcpdumpHeaders(line)
 	switch {
@@ -213,10 +215,9 @@ func (t *Tcpdump) addInner(line string) string {
 		return "expected a packet line: TIMESTAMP [INTERFACE DIRECTION] IP|IP6|ARP ... (tcpdump without -t), or the packet a tunnel packet carried on the line after it"
 	case len(t.Packets) == 0:
 		return "expected a packet line with its timestamp before the packet a tunnel carried (tcpdump without -t)"
-	case t.Packets[len(t.Packets)-1].Inner != nil:
-		return "expected one packet inside a tunnel packet; this is a second line without a timestamp after it"
 	}
-	t.Packets[len(t.Packets)-1].Inner = &h
+	last := &t.Packets[len(t.Packets)-1]
+	last.Inner = append(last.Inner, h)
 	return ""
 }
 

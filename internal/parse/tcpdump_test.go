@@ -55,8 +55,8 @@ func TestTcpdump(t *testing.T) {
 			"error: line 1: expected IP|IP6 SRC > DST: tcpdump's verbose output (-v), the IP header in parentheses, is not read"},
 		{"an indented line", "    10.98.0.1.42272 > 10.98.0.2.8080: Flags [S], length 0\n", "error: line 1: expected a packet line, not an indented one: tcpdump's verbose output (-v) is not read"},
 		{"-t: no timestamp", "IP 10.98.0.1 > 10.98.0.2: ICMP echo request, id 1, seq 0, length 64\n", "error: line 1: expected a packet line with its timestamp before the packet a tunnel carried"},
-		{"two lines under one tunnel packet", "06:54:24.044196 IP 10.98.0.1.47323 > 10.98.0.2.8472: OTV, flags [I] (0x08), overlay 0, instance 42\nIP 10.97.0.1 > 10.97.0.2: ICMP echo request, id 1, seq 0, length 64\nIP 10.97.0.1 > 10.97.0.2: ICMP echo request, id 1, seq 1, length 64\n",
-			"error: line 3: expected one packet inside a tunnel packet"},
+		{"a tunnel inside a tunnel", "06:54:24.044196 IP 10.98.0.1.47323 > 10.98.0.2.8472: OTV, flags [I] (0x08), overlay 0, instance 42\nIP 10.97.0.1.40000 > 10.97.0.2.4789: VXLAN, flags [I] (0x08), vni 43\nIP 10.96.0.1 > 10.96.0.2: ICMP echo request, id 1, seq 0, length 64\n",
+			"06:54:24.044196 -/- IP udp 10.98.0.1:47323 > 10.98.0.2:8472 flags=- len=- icmp=- inner=[IP udp 10.97.0.1:40000 > 10.97.0.2:4789 flags=-] inner=[IP icmp 10.96.0.1:- > 10.96.0.2:- flags=-]"},
 		{"tcpdump's stderr is not its output", "listening on eth0, link-type EN10MB (Ethernet), snapshot length 262144 bytes\n", "error: line 1: expected a packet line: TIMESTAMP [INTERFACE DIRECTION] IP|IP6|ARP"},
 		{"a TCP packet without ports", "06:53:42.629046 IP 10.0.0.1 > 10.0.0.2: Flags [S], seq 1, win 1, length 0\n", "error: line 1: expected SRC.PORT > DST.PORT for a tcp packet"},
 		{"cut mid-line", "06:53:42.629046 IP 10.98.0.1.42272 > 10.98.0.2.80", "error: line 1: output ends mid-line"},
@@ -99,8 +99,8 @@ func describeTcpdump(td Tcpdump) string {
 	var out []string
 	for _, p := range td.Packets {
 		s := fmt.Sprintf("%s %s/%s %s len=%s icmp=%s", p.Time, str(p.Interface), str(p.Direction), headers(p.TcpdumpHeaders), num(p.Length), str(p.ICMPType))
-		if p.Inner != nil {
-			s += " inner=[" + headers(*p.Inner) + "]"
+		for _, in := range p.Inner {
+			s += " inner=[" + headers(in) + "]"
 		}
 		out = append(out, s)
 	}
