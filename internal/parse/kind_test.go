@@ -21,6 +21,7 @@ func TestKindForCommand(t *testing.T) {
 		"kubectl -n kube-system exec ds/cilium -c cilium-agent -- hubble observe --follow -o jsonpb": kindHubble,
 		"hubble status":                                                                       "",
 		"node-exec tcpdump -l -n -i any":                                                      kindTcpdump,
+		"node-exec tcpdump -l -n -i any -- tcp port 8080":                                     kindTcpdump,
 		"sudo tcpdump -n -i cilium_wg0":                                                       kindTcpdump,
 		"node-exec bpftool -j net show dev lxc1":                                              kindBpftoolNet,
 		"node-exec bpftool link show":                                                         kindBpftoolLink,
