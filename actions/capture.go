@@ -212,7 +212,7 @@ func checkCapture(spec *eval.Value, sc *StaticContext) diag.List {
 			continue
 		}
 		if len(given) > 0 {
-			errs.Add(spec.KeyPos(key), "capture has one source; %s and %s are two: use a capture step for each", given[0], key)
+			errs.Add(spec.KeyPos(key), "capture listens to one source; %s and %s are two: keep one (another capture step can listen to the other, at another time)", given[0], key)
 		}
 		given = append(given, key)
 	}

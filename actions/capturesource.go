@@ -52,7 +52,7 @@ func (spec *CaptureSpec) source(rt *Runtime) (*captureSource, error) {
 	case len(given) == 0:
 		return nil, &SpecError{Key: "monitor", Err: errors.New("capture needs a source: monitor, hubble or tcpdump")}
 	case len(given) > 1:
-		return nil, &SpecError{Key: given[1], Err: fmt.Errorf("capture has one source; %s and %s are two: use a capture step for each", given[0], given[1])}
+		return nil, &SpecError{Key: given[1], Err: fmt.Errorf("capture listens to one source; %s and %s are two: keep one (another capture step can listen to the other, at another time)", given[0], given[1])}
 	case spec.Monitor != nil:
 		return monitorCapture(rt, spec.Monitor)
 	case spec.Hubble != nil:

@@ -263,7 +263,7 @@ func TestCaptureValidate(t *testing.T) {
       hubble: {}
     during:
       - id: b
-        run: {argv: ["true"]}`, "p.yaml:6:7: capture has one source; monitor and hubble are two: use a capture step for each"},
+        run: {argv: ["true"]}`, "p.yaml:6:7: capture listens to one source; monitor and hubble are two: keep one (another capture step can listen to the other, at another time)"},
 		{"a source with no value", `
   - id: a
     capture: {tcpdump: }
