@@ -6,47 +6,116 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/labrun/labrun/internal/boundary/cluster"
 )
 
-// The capture's stream: the monitor started in the agent, its lines handed
-// to the capture as they come, and its stop (capture.go is the action).
+// The capture's stream: the source's command started (in the agent's
+// container, or as a local program for tcpdump), its lines handed to the
+// capture as they come, and its stop (capture.go is the action).
 
-// stream is the command running in the agent: its lines as they come,
-// when it said it was ready, and how it ended.
+// stream is the source's command running: its lines as they come, when
+// it said it was ready, and how it ended.
 type stream struct {
+	name   string        // the command, as messages name it
 	lines  chan string   // complete stdout lines
-	ready  chan struct{} // closed once stderr said monitorReady
+	ready  chan struct{} // closed once stderr said the source's marker
 	done   chan struct{} // closed when the command or the stream ended
 	cancel context.CancelFunc
-	// stdin is the command's input: closing it asks the command to end
-	// (monitorScript); stopOnce does it once, and closes the stream too
-	// if the command has not ended stopGrace later.
-	stdin    *io.PipeWriter
+	// ask asks the command to end: it ends its input (the scripts in the
+	// agent stop on that) or interrupts it (tcpdump); stopOnce does it
+	// once, and closes the stream too if the command has not ended
+	// stopGrace later.
+	ask      func()
 	stopOnce sync.Once
 
-	result *cluster.StreamResult // set before done is closed
-	err    error
-	stderr *stderrTail
+	// set before done is closed: where the command ran (nil for a local
+	// one), its exit code (nil when the stream was cut first), and an
+	// error of the stream itself
+	where    *cluster.StreamResult
+	exitCode *int
+	err      error
+	stderr   *stderrTail
+}
+
+func newStream(name, marker string, cancel context.CancelFunc) *stream {
+	st := &stream{name: name, lines: make(chan string, 256), ready: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
+	st.stderr = &stderrTail{marker: marker, ready: st.ready}
+	return st
 }
 
 // startStream starts argv in the container t picks; the stream ends when
-// stop is called or ctx ends.
-func startStream(ctx context.Context, c cluster.Cluster, t cluster.PodTarget, argv []string) *stream {
+// stop is called or ctx ends. The source is ready once its stderr says
+// marker.
+func startStream(ctx context.Context, c cluster.Cluster, t cluster.PodTarget, name, marker string, argv []string) *stream {
 	sctx, cancel := context.WithCancel(ctx)
 	in, stdin := io.Pipe()
-	st := &stream{lines: make(chan string, 256), ready: make(chan struct{}), done: make(chan struct{}), cancel: cancel, stdin: stdin}
-	st.stderr = &stderrTail{marker: monitorReady, ready: st.ready}
+	st := newStream(name, marker, cancel)
+	st.ask = func() { stdin.Close() }
 	out := &lineWriter{ctx: sctx, lines: st.lines}
 	go func() {
 		defer close(st.done)
 		defer cancel()
-		st.result, st.err = c.Stream(sctx, t, cluster.StreamRequest{Argv: argv, Stdin: in, Stdout: out, Stderr: st.stderr})
+		res, err := c.Stream(sctx, t, cluster.StreamRequest{Argv: argv, Stdin: in, Stdout: out, Stderr: st.stderr})
+		st.where, st.err = res, err
+		if res != nil && !res.Stopped {
+			st.exitCode = &res.ExitCode
+		}
 	}()
+	return st
+}
+
+// startLocalStream starts argv as a program of the machine labrun runs
+// on (through a via prefix, on a node): in its own process group, asked
+// to end with SIGINT as Ctrl-C would (tcpdump then prints its counts),
+// killed with its group when the stream is closed or ctx ends, and by
+// the kernel if labrun dies first.
+func startLocalStream(ctx context.Context, name, marker, dir string, argv []string) *stream {
+	sctx, cancel := context.WithCancel(ctx)
+	st := newStream(name, marker, cancel)
+	cmd := exec.CommandContext(sctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout = &lineWriter{ctx: sctx, lines: st.lines}
+	cmd.Stderr = st.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	st.ask = func() {
+		if cmd.Process != nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		}
+	}
+	started := make(chan struct{})
+	go func() {
+		defer close(st.done)
+		defer cancel()
+		err := cmd.Start()
+		close(started)
+		if err != nil {
+			st.err = fmt.Errorf("cannot run %s: %w", argv[0], err)
+			return
+		}
+		forget := running.add(cmd.Process.Pid)
+		err = cmd.Wait()
+		forget()
+		var exitErr *exec.ExitError
+		switch {
+		case err == nil:
+			st.exitCode = new(int)
+		case sctx.Err() != nil:
+		case errors.As(err, &exitErr):
+			code := exitErr.ExitCode()
+			st.exitCode = &code
+		default:
+			st.err = err
+		}
+	}()
+	<-started // ask may be called from now on
 	return st
 }
 
@@ -58,7 +127,7 @@ const stopGrace = 2 * time.Second
 // and stopGrace later its stream is closed if it is still running.
 func (st *stream) requestStop() {
 	st.stopOnce.Do(func() {
-		st.stdin.Close()
+		st.ask()
 		go func() {
 			t := time.NewTimer(stopGrace)
 			defer t.Stop()
@@ -69,6 +138,16 @@ func (st *stream) requestStop() {
 			}
 		}()
 	})
+}
+
+// ended reports whether the command's stream has ended.
+func (st *stream) ended() bool {
+	select {
+	case <-st.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // stop ends the command and waits for its stream to end, dropping the
@@ -87,12 +166,12 @@ func (st *stream) stop() {
 // endedEarly says that the command ended before the capture did, with
 // what it said on stderr.
 func (st *stream) endedEarly(when string) error {
-	what := "cilium-dbg monitor ended " + when
+	what := st.name + " ended " + when
 	switch {
 	case st.err != nil:
 		what += ": " + st.err.Error()
-	case st.result != nil:
-		what += fmt.Sprintf(" (exit code %d)", st.result.ExitCode)
+	case st.exitCode != nil:
+		what += fmt.Sprintf(" (exit code %d)", *st.exitCode)
 	}
 	if tail := strings.TrimSpace(st.stderr.String()); tail != "" {
 		what += "; it printed: " + tail

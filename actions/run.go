@@ -185,30 +185,37 @@ func runHost(spec *RunSpec, hc *HostContext) []HostNeed {
 	if !ok {
 		prog = "(one known only when the step runs)"
 	}
-	if hc.Unknown("via") {
-		return []HostNeed{{
+	return []HostNeed{programNeed(spec.Via, hc.Unknown("via"), prog)}
+}
+
+// programNeed is what running prog through the via prefix needs (a
+// prefix known only at the run when viaUnknown): the run action's
+// programs and a capture's tcpdump alike.
+func programNeed(via []string, viaUnknown bool, prog string) HostNeed {
+	if viaUnknown {
+		return HostNeed{
 			What:  "programs run through a via prefix known only when the step runs",
 			Of:    prog,
 			InPod: "what that prefix needs: its program in the pod's image and a way to where it runs the command",
-		}}
+		}
 	}
-	if len(spec.Via) == 0 {
-		return []HostNeed{{
+	if len(via) == 0 {
+		return HostNeed{
 			What:  "programs run on the machine labrun runs on",
 			Of:    prog,
 			InPod: "each in the pod's image (labrun's own image holds none); they see the pod's network, processes and files, not the node's, unless the pod has hostNetwork: true and hostPID: true",
-		}}
+		}
 	}
-	need := HostNeed{What: "programs run through " + ShellQuote(spec.Via), Of: prog}
-	switch filepath.Base(spec.Via[0]) {
+	need := HostNeed{What: "programs run through " + ShellQuote(via), Of: prog}
+	switch filepath.Base(via[0]) {
 	case "nsenter":
 		need.InPod = "nsenter in the pod's image, hostPID: true and CAP_SYS_ADMIN and CAP_SYS_PTRACE (privileged: true), so that it enters the node's namespaces and runs the node's own programs"
 	case "ssh":
 		need.InPod = "ssh in the pod's image, the key mounted from a Secret, and a network path to the machine"
 	default:
-		need.InPod = spec.Via[0] + " in the pod's image (or mounted from the node), and what it needs to reach where it runs the command"
+		need.InPod = via[0] + " in the pod's image (or mounted from the node), and what it needs to reach where it runs the command"
 	}
-	return []HostNeed{need}
+	return need
 }
 
 // firstArg is the first item of the list under key, when it is known

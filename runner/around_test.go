@@ -24,6 +24,8 @@ import (
 // none was left running.
 type fakeMonitor struct {
 	trigger  string
+	ready    string   // the line on stderr that says it listens (default: the monitor's)
+	event    string   // the line printed per trigger line (default: fakeDrop)
 	extra    []string // lines printed at once after ready
 	notReady string   // when set: print this on stderr and exit 1 instead
 	hang     bool     // never say it is ready
@@ -62,8 +64,12 @@ func (f *fakeMonitor) stream(ctx context.Context, t cluster.PodTarget, req clust
 			close(inputEnded)
 		}()
 	}
+	ready, event := "Press Ctrl-C to quit", fakeDrop
+	if f.ready != "" {
+		ready, event = f.ready, f.event
+	}
 	fmt.Fprintln(req.Stderr, "Listening for events on 2 CPUs with 64x4096 of shared memory")
-	fmt.Fprintln(req.Stderr, "Press Ctrl-C to quit")
+	fmt.Fprintln(req.Stderr, ready)
 	for _, l := range f.extra {
 		fmt.Fprintln(req.Stdout, l)
 	}
@@ -71,7 +77,7 @@ func (f *fakeMonitor) stream(ctx context.Context, t cluster.PodTarget, req clust
 	for {
 		b, _ := os.ReadFile(f.trigger)
 		for n := strings.Count(string(b), "\n"); printed < n; printed++ {
-			if _, err := fmt.Fprintln(req.Stdout, fakeDrop); err != nil {
+			if _, err := fmt.Fprintln(req.Stdout, event); err != nil {
 				res.Stopped = true
 				return res, nil
 			}
@@ -185,8 +191,8 @@ func TestCapture(t *testing.T) {
 			if res.Stopped != c.stopped || len(res.Drops) != c.drops || res.Truncated != (c.stopped == "maxEvents") {
 				t.Errorf("stopped %q with %d drops (truncated %v), want %q with %d", res.Stopped, len(res.Drops), res.Truncated, c.stopped, c.drops)
 			}
-			if c.drops > 0 && (res.Drops[0].Reason != "Policy denied" || *res.Drops[0].DstPort != 8080 || res.Pod != "cilium-x") {
-				t.Errorf("drop %+v from pod %q", res.Drops[0], res.Pod)
+			if c.drops > 0 && (res.Drops[0].Reason != "Policy denied" || *res.Drops[0].DstPort != 8080 || res.Pod == nil || *res.Pod != "cilium-x") {
+				t.Errorf("drop %+v from pod %v", res.Drops[0], res.Pod)
 			}
 		})
 	}
@@ -250,6 +256,56 @@ func TestCaptureValidate(t *testing.T) {
     during:
       - id: b
         run: {argv: ["true"]}`, "settle is 2h0m0s; expected at most 1m0s"},
+		{"two sources, refused at the second", `
+  - id: a
+    capture:
+      monitor: {}
+      hubble: {}
+    during:
+      - id: b
+        run: {argv: ["true"]}`, "p.yaml:6:7: capture listens to one source; monitor and hubble are two: keep one (another capture step can listen to the other, at another time)"},
+		{"a source with no value", `
+  - id: a
+    capture: {tcpdump: }
+    during:
+      - id: b
+        run: {argv: ["true"]}`, "tcpdump has no value; write tcpdump: {} to listen with its defaults"},
+		{"a hubble verdict the CLI does not take", `
+  - id: a
+    capture: {hubble: {filter: {verdict: [DROPED]}}}
+    during:
+      - id: b
+        run: {argv: ["true"]}`, `hubble verdict "DROPED" is not one hubble observe takes; use FORWARDED, DROPPED, AUDIT, REDIRECTED, ERROR, TRACED, TRANSLATED (did you mean "DROPPED"?)`},
+		{"a hubble type the CLI does not take", `
+  - id: a
+    capture: {hubble: {filter: {type: ["drops:x"]}}}
+    during:
+      - id: b
+        run: {argv: ["true"]}`, `hubble type "drops:x" is not one hubble observe takes`},
+		{"filters hubble observe refuses together", `
+  - id: a
+    capture: {hubble: {filter: {ip: [10.42.0.7], namespace: [lab]}}}
+    during:
+      - id: b
+        run: {argv: ["true"]}`, "filter ip cannot be combined with namespace: hubble observe refuses --ip with --namespace"},
+		{"a port that is none", `
+  - id: a
+    capture: {hubble: {filter: {port: [0]}}}
+    during:
+      - id: b
+        run: {argv: ["true"]}`, "port 0 is not a port; expected 1 to 65535"},
+		{"a tcpdump via item YAML reads as no value", `
+  - id: a
+    capture: {tcpdump: {via: [node-exec, ~]}}
+    during:
+      - id: b
+        run: {argv: ["true"]}`, "via item 2 is ~, which YAML reads as no value"},
+		{"a key of no source", `
+  - id: a
+    capture: {tcpdump: {iface: eth0}}
+    during:
+      - id: b
+        run: {argv: ["true"]}`, `unknown key "iface"`},
 		{"capture with loop", `
   - id: a
     loop: [1, 2]
@@ -363,4 +419,173 @@ steps:
 		}
 		t.Errorf("check %s", o.Status)
 	}
+}
+
+const fakeFlow = `{"flow":{"time":"2026-01-01T00:00:00.1Z","verdict":"DROPPED","IP":{"source":"10.0.0.1","destination":"10.0.0.2","ipVersion":"IPv4"},"l4":{"TCP":{"source_port":40000,"destination_port":8080,"flags":{"SYN":true}}},"source":{"identity":5,"namespace":"lab","pod_name":"intruder"},"destination":{"identity":6},"drop_reason_desc":"POLICY_DENIED","traffic_direction":"INGRESS","is_reply":false},"node_name":"n1"}`
+
+// A capture of Hubble's flows runs hubble observe in the agent, with the
+// spec's filters, and ends at its until on the flow the during step
+// caused, typed.
+func TestCaptureHubble(t *testing.T) {
+	trigger := filepath.Join(t.TempDir(), "trigger")
+	f := &fakeMonitor{trigger: trigger, ready: "labrun: hubble flows since 2026-01-01T00:00:00.000000Z", event: fakeFlow}
+	src := `
+name: capture
+vars: {trigger: x}
+steps:
+  - id: watch
+    capture:
+      hubble: {filter: {verdict: [DROPPED], port: [8080]}}
+    during:
+      - id: send
+        run: {argv: [sh, -c, 'echo x >> "$0"', "${{ vars.trigger }}"]}
+    until: len(result.FlowsTo("10.0.0.2", 8080)) > 0
+    timeout: 5s
+    assert:
+      - result.source == "hubble" && result.flows[0].verdict == "DROPPED" && result.flows[0].dropReason == "POLICY_DENIED"
+      - result.flows[0].srcIdentity == 5 && result.flows[0].srcPod == "intruder" && result.flows[0].tcpFlags == "SYN" && result.flows[0].isReply == false
+      - len(result.drops) == 0 && len(result.packets) == 0 && result.pod == "cilium-x"
+`
+	plan := compile(t, src, "trigger="+trigger)
+	rt := &actions.Runtime{Cluster: func() (cluster.Cluster, error) { return &clustertest.Cluster{StreamFunc: f.stream}, nil }}
+	o, err := (&Runner{Plan: plan, Runtime: rt}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != Passed {
+		for _, s := range o.Steps {
+			t.Logf("%s %s %s %v", s.ID, s.Status, s.Error, s.Assertions)
+		}
+		t.Fatalf("run %s", o.Status)
+	}
+	argv := strings.Join(f.argv.Load().([]string), " ")
+	if !strings.HasPrefix(argv, "bash -c ") || !strings.HasSuffix(argv, " hubble observe --follow -o jsonpb --verdict=DROPPED --port=8080") {
+		t.Errorf("argv %s", argv)
+	}
+	if f.started.Load() != 1 || f.ended.Load() != 1 {
+		t.Errorf("%d streams started, %d ended", f.started.Load(), f.ended.Load())
+	}
+}
+
+// fakeTcpdump is tcpdump as the capture runs it, through a via prefix:
+// it records its arguments and pid, says it listens (or, told to fail,
+// that the interface does not exist), prints a packet for each line the
+// during steps add to the trigger file, and on SIGINT prints its counts
+// and exits, as tcpdump does.
+const fakeTcpdump = `echo "$*" > "$DIR/args"; echo $$ > "$DIR/pid"
+[ -e "$DIR/fail" ] && { echo "tcpdump: eth9: No such device exists" >&2; exit 1; }
+trap 'echo "3 packets captured" >&2; echo "3 packets dropped by kernel" >&2; exit 0' INT
+echo "listening on any, link-type LINUX_SLL2 (Linux cooked v2), snapshot length 262144 bytes" >&2
+n=0
+while :; do
+  m=$(cat "$DIR/trigger" 2>/dev/null | wc -l)
+  while [ "$n" -lt "$m" ]; do
+    n=$((n+1))
+    echo "06:53:42.62904$n eth0 Out IP 10.0.0.1.4000$n > 10.0.0.2.8080: Flags [S], seq 1, win 64240, length 0"
+  done
+  sleep 0.02
+done
+`
+
+// A capture with tcpdump runs it through the via prefix where labrun
+// runs node commands, waits until it listens, reads its packets typed,
+// ends it with SIGINT and reads the kernel's drops it then prints; one
+// that cannot start fails the step before its during steps, and Ctrl-C
+// leaves nothing running.
+func TestCaptureTcpdump(t *testing.T) {
+	type result struct {
+		run  *Outcome
+		dir  string
+		took time.Duration
+	}
+	run := func(t *testing.T, send, until string, fail bool, ctx context.Context) result {
+		t.Helper()
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "fake.sh"), []byte(fakeTcpdump), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if fail {
+			os.WriteFile(filepath.Join(dir, "fail"), nil, 0o644)
+		}
+		src := `
+name: capture
+vars: {dir: x}
+steps:
+  - id: watch
+    capture:
+      tcpdump: {via: [env, "DIR=${{ vars.dir }}", sh, "${{ vars.dir }}/fake.sh"], interface: eth0, filter: tcp port 8080}
+      settle: 100ms
+    during:
+      - id: send
+        run: {argv: [sh, -c, 'SEND', "${{ vars.dir }}/trigger"]}
+    UNTIL
+    timeout: 5s
+    assert:
+      - result.source == "tcpdump" && result.packets[0].interface == "eth0" && result.packets[0].tcpFlags == "S"
+      - result.packets[0].dstPort == 8080 && result.namespace == nil && len(result.flows) == 0
+      - result.lost == 3
+`
+		src = strings.NewReplacer("SEND", send, "UNTIL", until).Replace(src)
+		plan := compile(t, src, "dir="+dir)
+		start := time.Now()
+		o, err := (&Runner{Plan: plan, Runtime: &actions.Runtime{}}).Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result{o, dir, time.Since(start)}
+	}
+	gone := func(t *testing.T, dir string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := strings.TrimSpace(string(b))
+		for range 50 {
+			if _, err := os.Stat("/proc/" + pid); err != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Errorf("the fake tcpdump (pid %s) is still running", pid)
+	}
+	t.Run("until", func(t *testing.T) {
+		r := run(t, `echo x >> "$0"`, `until: len(result.PacketsTo("10.0.0.2", 8080)) > 0`, false, context.Background())
+		if r.run.Status != Passed {
+			t.Fatalf("run %s: %s", r.run.Status, stepErrors(r.run))
+		}
+		args, _ := os.ReadFile(filepath.Join(r.dir, "args"))
+		if got := strings.TrimSpace(string(args)); got != "tcpdump -l -n --immediate-mode -i eth0 -- tcp port 8080" {
+			t.Errorf("tcpdump ran with %q", got)
+		}
+		gone(t, r.dir)
+	})
+	t.Run("cannot start", func(t *testing.T) {
+		r := run(t, `echo x >> "$0"`, "", true, context.Background())
+		byID := map[string]*StepRecord{}
+		for _, s := range r.run.Steps {
+			byID[s.ID] = s
+		}
+		if byID["watch"].Status != "failed" || byID["send"].Status != "skipped" ||
+			!strings.Contains(byID["watch"].Error, "tcpdump ended before it was listening (exit code 1); it printed: tcpdump: eth9: No such device exists") {
+			t.Errorf("watch %s (%s), send %s", byID["watch"].Status, byID["watch"].Error, byID["send"].Status)
+		}
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(500*time.Millisecond, cancel)
+		r := run(t, "sleep 30", "", false, ctx)
+		if r.run.Status != Interrupted || r.took > 5*time.Second {
+			t.Errorf("run %s after %s", r.run.Status, r.took)
+		}
+		gone(t, r.dir)
+	})
+}
+
+func stepErrors(o *Outcome) string {
+	var b strings.Builder
+	for _, s := range o.Steps {
+		fmt.Fprintf(&b, "%s %s %s %v; ", s.ID, s.Status, s.Error, s.Assertions)
+	}
+	return b.String()
 }

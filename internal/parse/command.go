@@ -35,7 +35,11 @@ func ForCommand(cmdline string) (Parser, bool) {
 // commandWords splits a command line into words, without its wrappers.
 func commandWords(cmdline string) []string {
 	f := strings.Fields(cmdline)
-	if i := slices.Index(f, "--"); i >= 0 {
+	// kubectl exec ... -- CMD and nsenter ... -- CMD run CMD; a "--" of
+	// the command's own (tcpdump -i any -- tcp port 80) is its own
+	if i := slices.Index(f, "--"); i >= 0 && slices.ContainsFunc(f[:i], func(w string) bool {
+		return path.Base(w) == "kubectl" || w == "nsenter"
+	}) {
 		f = f[i+1:]
 	}
 	for len(f) > 0 {

@@ -249,3 +249,15 @@ func FuzzParseMonitor(f *testing.F) {
 		"xx drop (Policy denied) flow 0x1 to endpoint 7, ifindex 9, file bpf_lxc.c:10, , identity 5->6: 10.0.0.1:4000 -> 10.0.0.2:8080 tcp SYN\n",
 		`{"type":"drop","mark":"0x1","reason":"Policy denied","source":7,"bytes":74,"srcLabel":5,"dstLabel":6,"dstID":7,"Ifindex":3,"summary":{"tcp":"TCP","l3":{"src":"10.0.0.1","dst":"10.0.0.2"},"l4":{"src":"40000","dst":"8080"}}}`+"\n")
 }
+
+func FuzzParseTcpdump(f *testing.F) {
+	fuzzParser(f, kindTcpdump,
+		"06:54:24.044196 veth0 Out IP 10.98.0.1.47323 > 10.98.0.2.8472: OTV, flags [I] (0x08), overlay 0, instance 42\nIP 10.97.0.1.55710 > 10.97.0.2.8080: Flags [S], seq 1, win 1, length 0\n",
+		"1796626468.921763 IP6 fd98::1 > fd98::2: ICMP6, echo request, id 5928, seq 0, length 64\n")
+}
+
+func FuzzParseHubbleObserve(f *testing.F) {
+	fuzzParser(f, kindHubble,
+		`{"flow":{"verdict":"DROPPED","IP":{"source":"10.0.0.1","destination":"10.0.0.2"},"l4":{"TCP":{"source_port":1,"destination_port":2,"flags":{"SYN":true}}},"source":{"identity":5},"drop_reason_desc":"POLICY_DENIED"}}`+"\n",
+		`{"lost_events":{"num_events_lost":"3"}}`+"\n")
+}

@@ -221,6 +221,26 @@ get pods (namespace lab): t
 get pods/exec (namespace lab): t
 create pods/exec (namespace lab): t
 `},
+		{name: "a capture of Hubble's flows in the agent; tcpdump asks the cluster nothing", steps: `
+  - id: s
+    capture: {hubble: {node: n1, filter: {verdict: [DROPPED]}}}
+    during:
+      - id: t
+        exec: {namespace: lab, pod: client, container: c, argv: [curl, web]}
+  - id: u
+    capture: {tcpdump: {via: [node-exec], interface: eth0}}
+    during:
+      - id: v
+        run: {argv: ["true"]}
+`, want: `
+list pods (namespace kube-system): s
+get pods/exec (namespace kube-system): s
+create pods/exec (namespace kube-system): s
+get daemonsets.apps (namespace kube-system): s
+get pods (namespace lab): t
+get pods/exec (namespace lab): t
+create pods/exec (namespace lab): t
+`},
 		{name: "logs", steps: `
   - id: s
     logs: {namespace: lab, pod: job/migrate}

@@ -76,6 +76,16 @@ func TestHostNeeds(t *testing.T) {
     http: {url: "http://localhost/v1/healthz", unixSocket: /run/x/api.sock}
   - id: out
     write: {path: a.json, json: {a: 1}}
+  - id: sniff
+    capture: {tcpdump: {via: "${{ vars.node_exec }}", interface: eth0, filter: tcp port 8080}}
+    during:
+      - id: poke
+        http: {url: "http://localhost:30080/"}
+  - id: flows
+    capture: {hubble: {}}
+    during:
+      - id: quiet
+        compute: {x: 1}
 `
 	plan := loadPlaybook(t, "name: t\nvars: {ns: lab, sock: /run/cilium/cilium.sock, bpffs: /sys/fs/bpf, node_exec: [nsenter, -t, '1', -m, -n, -p, --]}\noutputDir: /srv/answers\nsteps:\n"+steps)
 
@@ -89,11 +99,11 @@ the Cilium agent's API socket /var/run/cilium/cilium.sock, the node's [defaults]
   a hostPath volume of the node's /var/run/cilium mounted at /var/run/cilium, and runAsUser: 0 (the socket is root's) or the socket's group
 Cilium's pinned BPF maps under /sys/fs/bpf (the node's bpffs), opened read-only [svc]
   the pod on the node, a hostPath volume of the node's /sys/fs/bpf mounted at /sys/fs/bpf (readOnly is enough), and CAP_BPF and CAP_SYS_ADMIN, or root
-programs run through nsenter -t 1 -m -n -p --: iptables-save, ss, tc [ipt, ports, tc]
+programs run through nsenter -t 1 -m -n -p --: iptables-save, ss, tc, tcpdump [ipt, ports, tc, sniff]
   nsenter in the pod's image, hostPID: true and CAP_SYS_ADMIN and CAP_SYS_PTRACE (privileged: true), so that it enters the node's namespaces and runs the node's own programs
 programs run through ssh node2: curl [remote]
   ssh in the pod's image, the key mounted from a Secret, and a network path to the machine
-a network path from the machine labrun runs on to http://localhost:30080 [np]
+a network path from the machine labrun runs on to http://localhost:30080 [np, poke]
   the pod's network must reach it; localhost is the pod's own, not the node's, unless the pod has hostNetwork: true
 a network path from the machine labrun runs on to a URL known only when the step runs [there]
   the pod's network must reach it; localhost is the pod's own, not the node's, unless the pod has hostNetwork: true
@@ -101,6 +111,8 @@ the Unix socket /run/x/api.sock [sock]
   a hostPath volume of the node's /run/x mounted at /run/x, and a user the socket admits
 the learner's files in the output directory /srv/answers, readable [out]
   a volume holding them mounted there (a ConfigMap, or the learner's volume), readable by the pod's user
+capturing packets (tcpdump): root, or CAP_NET_RAW and CAP_NET_ADMIN [sniff]
+  securityContext.capabilities.add [NET_RAW, NET_ADMIN] (or runAsUser: 0), and the node's interfaces: hostNetwork: true, unless via enters the node's network namespace
 `
 	if got := hostString(check); got != want {
 		t.Errorf("check: got\n%s\nwant\n%s", got, want)

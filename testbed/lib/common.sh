@@ -38,6 +38,9 @@ CREATED="$STATE/created"   # one line per host-side object the testbed created (
 K8S_BIN="$LRT_CACHE/kubernetes-$K8S_VERSION"
 ETCD_BIN="$LRT_CACHE/etcd-$ETCD_VERSION"
 CILIUM_BIN="$LRT_CACHE/cilium-$CILIUM_VERSION"
+# The hubble CLI, from the same module, in a cache of its own: adding it
+# kept the agent's cached build.
+HUBBLE_BIN="$LRT_CACHE/hubble-$CILIUM_VERSION"
 BPFTOOL_BIN="$LRT_CACHE/bpftool-$BPFTOOL_VERSION"
 PAUSE_BIN="$LRT_CACHE/pause-$PAUSE_VERSION"
 HELM_BIN="$LRT_CACHE/helm-$HELM_VERSION"

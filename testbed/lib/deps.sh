@@ -14,8 +14,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 PKGS=(
   # node runtime
   containerd runc containernetworking-plugins
-  # node tools the labs use in the node's shell (node-exec)
-  iptables nftables bpftool iproute2 ipset curl socat conntrack busybox-static
+  # node tools the labs use in the node's shell (node-exec); tcpdump for
+  # the capture action's tcpdump source
+  iptables nftables bpftool iproute2 ipset curl socat conntrack busybox-static tcpdump
   # Cilium compiles its datapath at runtime with clang >= 18
   clang-19 llvm-19
   # images are assembled from this machine's files

@@ -135,7 +135,8 @@ build_curl_image() {
   pack "$r" "$CURL_IMAGE" '{"Cmd":["curl"],"Env":["'"$PATH_ENV"'"]}' "$(tarball_for "$CURL_IMAGE")"
 }
 
-# cilium: the agent, cilium-dbg, operator and CNI plugin; clang 19 for the
+# cilium: the agent, cilium-dbg, the hubble CLI (HUBBLE_SERVER: the agent's
+# local socket, as in Cilium's own image), operator and CNI plugin; clang 19 for the
 # runtime datapath compile (+ its resource headers); the bpf C sources at the
 # agent's default --lib-dir; bpftool 7.5 (tcx-aware); iptables (nft backend,
 # as on the node, see README), ipset, iproute2; busybox; the scripts the
@@ -147,7 +148,7 @@ build_curl_image() {
 build_cilium_image() {
   local r=$1
   new_rootfs "$r"
-  install -m 0755 "$CILIUM_BIN/cilium-dbg" "$CILIUM_BIN/cilium-operator-generic" "$r/usr/bin/"
+  install -m 0755 "$CILIUM_BIN/cilium-dbg" "$CILIUM_BIN/cilium-operator-generic" "$HUBBLE_BIN/hubble" "$r/usr/bin/"
   mkdir -p "$r/usr/lib/cilium"; install -m 0755 "$CILIUM_BIN/cilium-agent" "$r/usr/lib/cilium/"
   install -m 0755 "$TESTBED/images/cilium-agent" "$r/usr/bin/cilium-agent"
   install -m 0755 "$CILIUM_SRC/image/init-container.sh" "$CILIUM_SRC/image/install-plugin.sh" \
@@ -182,7 +183,7 @@ build_cilium_image() {
 main() {
   mkdir -p "$IMAGES_DIR"
   # Inputs whose change makes an image stale (binary caches' markers, recipe).
-  local -a INPUTS=("$PAUSE_BIN/.complete" "$CILIUM_BIN/.complete" "$BPFTOOL_BIN/.complete" "$CILIUM_SRC/.complete")
+  local -a INPUTS=("$PAUSE_BIN/.complete" "$CILIUM_BIN/.complete" "$HUBBLE_BIN/.complete" "$BPFTOOL_BIN/.complete" "$CILIUM_SRC/.complete")
   local ref fn out work
   for ref in "$PAUSE_IMAGE:build_pause_image" "$PYTHON_IMAGE:build_python_image" \
              "$CURL_IMAGE:build_curl_image" "$CILIUM_IMAGE:build_cilium_image"; do

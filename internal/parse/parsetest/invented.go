@@ -1,8 +1,11 @@
 package parsetest
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -19,9 +22,9 @@ import (
 // allowed names result fields that are the parser's own making (a count,
 // a value derived from others), by their last key.
 func Invented(raw []byte, result any, allowed ...string) ([]string, error) {
-	var src any
-	if err := json.Unmarshal(raw, &src); err != nil {
-		return nil, fmt.Errorf("source is not JSON: %v", err)
+	src, err := jsonDocuments(raw)
+	if err != nil {
+		return nil, err
 	}
 	b, err := json.Marshal(result)
 	if err != nil {
@@ -92,6 +95,32 @@ func Invented(raw []byte, result any, allowed ...string) ([]string, error) {
 // under, which the like-name rule of printedLike does not match: bpftool's
 // "prio" for priority.
 var abbreviated = map[string]string{"priority": "prio"}
+
+// jsonDocuments is the JSON source: one document, or a list of the
+// documents of a stream of them (a line each, as hubble observe -o jsonpb
+// prints).
+func jsonDocuments(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var docs []any
+	for {
+		var doc any
+		err := dec.Decode(&doc)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("source is not JSON: %v", err)
+		}
+		docs = append(docs, doc)
+	}
+	switch len(docs) {
+	case 0:
+		return nil, errors.New("source is not JSON: no document")
+	case 1:
+		return docs[0], nil
+	}
+	return docs, nil
+}
 
 // printedLike reports whether a source key whose name ends with key's (or
 // that key's name ends with) printed a zero of kind.

@@ -31,3 +31,31 @@ func TestInvented(t *testing.T) {
 		t.Error("a source that is not JSON was accepted")
 	}
 }
+
+// A stream of documents, one a line (hubble observe -o jsonpb), is read
+// whole: a zero printed in any document counts, one printed in none is
+// named.
+func TestInventedStream(t *testing.T) {
+	raw := []byte(`{"flow":{"is_reply":false,"l4":{"TCP":{"source_port":1}}}}` + "\n" + `{"flow":{"verdict":"DROPPED"}}` + "\n")
+	type flow struct {
+		IsReply *bool  `json:"isReply"`
+		SrcPort int    `json:"srcPort"`
+		DstPort int    `json:"dstPort"`
+		Verdict string `json:"verdict"`
+	}
+	got, err := Invented(raw, []flow{{IsReply: new(bool), SrcPort: 1}, {Verdict: "DROPPED"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`[].dstPort is 0, and the source prints no 0 under a key like "dstPort"`,
+		`[].srcPort is 0, and the source prints no 0 under a key like "srcPort"`,
+		`[].verdict is "", and the source prints no "" under a key like "verdict"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Invented = %q, want %q", got, want)
+	}
+	if _, err := Invented([]byte(`{"a":1}`+"\n"+`{"b":`), flow{}); err == nil {
+		t.Error("a stream cut inside its last document was accepted")
+	}
+}

@@ -7,6 +7,7 @@ package tools
 import (
 	_ "github.com/cilium/cilium/cilium-dbg"
 	_ "github.com/cilium/cilium/daemon"
+	_ "github.com/cilium/cilium/hubble"
 	_ "github.com/cilium/cilium/operator"
 	_ "github.com/cilium/cilium/plugins/cilium-cni"
 )
