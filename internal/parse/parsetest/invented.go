@@ -196,11 +196,14 @@ func normalize(k string) string {
 //   - status -o json: a device's directRouting is whether its name is
 //     kube-proxy-replacement's directRoutingDevice, the rule by which
 //     the text marks one device "(Direct Routing)".
+//   - hubble observe -o jsonpb: lost is the sum of the num_events_lost of
+//     the stream's lost_events lines, 0 when it printed none.
 var Derived = map[string][]string{
 	"cilium-bpf-policy-get": {".empty", ".entries[].deny", ".entries[].prefixLen", ".entries[].proxyPort"},
 	"cilium-map-list":       {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
 	"cilium-service-list":   {"[].remote"},
 	"cilium-status":         {".kubeProxyReplacementDetails.devices[].directRouting", ".kubeProxyReplacementDevices[].directRouting"},
+	"hubble-observe":        {".lost"},
 }
 
 // InventedBeyond is Invented less the paths Derived lists for kind: the
