@@ -42,15 +42,18 @@ trap 'rm -rf "$tmp"' EXIT
 die() { echo "classroom.sh: $*" >&2; exit 1; }
 k() { "$KUBECTL" -n "$ns" "$@"; }
 
-# poll LIMIT CMD...: run CMD until it succeeds, at most LIMIT seconds.
-poll() {
-	local limit=$1 deadline=$((SECONDS + $1))
+# try_for LIMIT CMD...: run CMD until it succeeds, at most LIMIT seconds;
+# fails when it never did.
+try_for() {
+	local deadline=$((SECONDS + $1))
 	shift
 	until "$@"; do
-		((SECONDS < deadline)) || die "timed out after ${limit}s: $*"
+		((SECONDS < deadline)) || return 1
 	done
 }
-# wait_for LIMIT CMD...: poll, for Kubernetes objects; its time is counted.
+# poll LIMIT CMD...: try_for, and give up when CMD never succeeded.
+poll() { try_for "$@" || die "timed out after ${1}s: ${*:2}"; }
+# wait_for LIMIT CMD...: poll, for what the cluster does; its time is counted.
 waited_us=0
 wait_for() {
 	local start=${EPOCHREALTIME/[.,]/}
@@ -197,9 +200,15 @@ dropped() {
 wait_for 60 dropped
 poll 60 answered client
 served=$(head -n 1 "$tmp/client")
-k logs "$served" >"$tmp/log"
-# python's http.server logs `IP - - [date] "GET / HTTP/1.1" 200 -`
-in_log=$(awk -v ip="$client_ip " 'index($0, ip) == 1 && index($0, "\"GET / HTTP/1.1\" 200") { found = 1 } END { print found ? "true" : "false" }' "$tmp/log")
+# logged: the log of the pod that answered has client's request; python's
+# http.server logs `IP - - [date] "GET / HTTP/1.1" 200 -` as it answers,
+# and the kubelet serves the line a moment later.
+logged() {
+	k logs "$served" >"$tmp/log" &&
+		awk -v ip="$client_ip " 'index($0, ip) == 1 && index($0, "\"GET / HTTP/1.1\" 200") { found = 1 } END { exit !found }' "$tmp/log"
+}
+in_log=false
+if try_for 15 logged; then in_log=true; fi
 k get cnp web-from-client -o json >"$tmp/cnp.json"
 jq --arg sel "$(jq '.spec.endpointSelector.matchLabels' "$tmp/cnp.json" | labels)" \
 	--arg from "$(jq '.spec.ingress[0].fromEndpoints[0].matchLabels' "$tmp/cnp.json" | labels)" \
