@@ -46,3 +46,8 @@ func (c Cost) Weight() time.Duration {
 		return 100 * time.Millisecond
 	}
 }
+
+// RunsProgram says the action starts a program (in the node's shell or a
+// container), whose run time is the program's: Weight is what starting
+// it costs, not how long it then runs.
+func (c Cost) RunsProgram() bool { return c == NewProcess || c == ContainerExec }

@@ -79,7 +79,7 @@ func fleetRender(args []string, stdout, stderr io.Writer) int {
 	fs.StringVarP(&j.Namespace, "namespace", "n", "labrun", "the namespace the Job runs in")
 	fs.StringVar(&j.Image, "image", "labrun.local/labrun:latest", "labrun's image (make image)")
 	parallel := fs.Int("parallel", fleet.DefaultParallel, "how many targets are checked at once in all: each pod checks "+fmt.Sprint(fleet.DefaultParallel)+" at once (fewer when this is lower), so this allows this/"+fmt.Sprint(fleet.DefaultParallel)+" pods at once")
-	fs.IntVar(&j.Pods, "pods", 0, "cut the targets into this many shards, one pod each (default: as many as keep each pod grading for longer than it takes to start, "+fleet.PodStartup.String()+", by the playbook's steps' typical costs, and at most as many as --parallel runs at once; at most "+fmt.Sprint(fleet.MaxShardTargets)+" targets a pod)")
+	fs.IntVar(&j.Pods, "pods", 0, "cut the targets into this many shards, one pod each (default: as many as keep each pod grading for longer than it takes to start, "+fleet.PodStartup.String()+", by the playbook's steps' typical costs, and at most as many as --parallel runs at once; as many as that when the check runs a program (exec, run), whose time its kind cannot say; at most "+fmt.Sprint(fleet.MaxShardTargets)+" targets a pod)")
 	fs.IntVar(&j.BackoffLimitPerIndex, "retries", 2, "how many times a shard is graded again after its pod died before storing its results")
 	fs.IntVar(&j.MaxFailedIndexes, "max-failed", 0, "stop the Job when more shards than this fail (default: a tenth of them, at least 1)")
 	fs.DurationVar(&j.Timeout, "timeout", 5*time.Minute, "time limit of one target's check")

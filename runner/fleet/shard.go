@@ -79,16 +79,30 @@ type Sizing struct {
 	AtOnce, PerPod int
 }
 
+// CheckTime is one target's check as the Job is sized by it (CheckCost).
+type CheckTime struct {
+	// Typical is the typical costs of the steps check runs, added up.
+	Typical time.Duration
+	// Open says the check runs a program, so that Typical is only a lower
+	// bound.
+	Open bool
+}
+
 // Size cuts a class of n targets, to be checked at most parallel at
 // once, into pods. Each pod checks DefaultParallel targets at once (fewer
 // when parallel is lower), so parallel allows parallel/PerPod pods at
 // once. pods, when not 0, is the number of pods asked for (--pods).
 // Otherwise it is as many as keep each pod busy for longer than its own
-// start-up: a pod of k targets grades for about k*perTarget/PerPod, so
-// each takes at least PodStartup*PerPod/perTarget targets; and at most as
-// many as run at once, so no shard waits for another's end to start. A
-// shard holds at most MaxShardTargets, whatever else says.
-func Size(n, parallel, pods int, perTarget time.Duration) (Sizing, error) {
+// start-up: a pod of k targets grades for about k*Typical/PerPod, so
+// each takes at least PodStartup*PerPod/Typical targets; and at most as
+// many as run at once, so no shard waits for another's end to start.
+// When the check is open (it runs a program, whose time its kind cannot
+// say), it is as many as run at once: too few pods for a slow check
+// multiply the Job's time (the classroom lab's 35 learners took 21.2 s
+// in 2 pods, 14.1 s in 5), while a pod too many costs its start-up,
+// beside the others'. A shard holds at most MaxShardTargets, whatever
+// else says.
+func Size(n, parallel, pods int, check CheckTime) (Sizing, error) {
 	s := Sizing{PerPod: min(parallel, DefaultParallel)}
 	s.AtOnce = max(1, parallel/s.PerPod)
 	least := (n + MaxShardTargets - 1) / MaxShardTargets
@@ -99,8 +113,10 @@ func Size(n, parallel, pods int, perTarget time.Duration) (Sizing, error) {
 		return Sizing{}, fmt.Errorf("--pods %d: more pods than the %d targets", pods, n)
 	case pods > 0:
 		s.Pods = pods
+	case check.Open:
+		s.Pods = max(min(n, s.AtOnce), least, 1)
 	default:
-		perPod := int(PodStartup * time.Duration(s.PerPod) / max(perTarget, time.Millisecond))
+		perPod := int(PodStartup * time.Duration(s.PerPod) / max(check.Typical, time.Millisecond))
 		s.Pods = min((n+perPod-1)/max(perPod, 1), s.AtOnce)
 		s.Pods = max(s.Pods, least, 1)
 	}
@@ -110,16 +126,22 @@ func Size(n, parallel, pods int, perTarget time.Duration) (Sizing, error) {
 
 // CheckCost is what one target's check typically takes, for sizing the
 // Job: the typical cost (actions.Cost's weight) of each step check runs
-// (none that runs only in solve mode, or changes the system), added up. It is a guess from the
-// kinds of the steps, not a measure: a step that waits or sleeps costs
-// what the lab makes it.
-func CheckCost(p *runner.Plan) time.Duration {
-	var d time.Duration
+// (none that runs only in solve mode, or changes the system), added up.
+// It is a guess from the kinds of the steps, not a measure: a step that
+// waits or sleeps costs what the lab makes it. A step that runs a
+// program (an exec in a container, a process in the node's shell) runs
+// as long as the program does, which its kind cannot say: the classroom
+// lab's check runs curl in a pod until intruder's request is dropped,
+// which waits out curl's 3 s limit, so its check takes 3.3 s where its
+// steps' kinds add up to 380 ms. Such a check is Open.
+func CheckCost(p *runner.Plan) CheckTime {
+	var c CheckTime
 	for _, s := range p.Steps {
 		if s.Action == nil || !s.RunsIn(eval.ModeCheck) {
 			continue
 		}
-		d += s.Action.Cost.Weight()
+		c.Typical += s.Action.Cost.Weight()
+		c.Open = c.Open || s.Action.Cost.RunsProgram()
 	}
-	return d
+	return c
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/boundary/cluster"
+	"github.com/labrun/labrun/runner"
 	"github.com/labrun/labrun/runner/access"
 )
 
@@ -54,11 +55,15 @@ func TestParseShard(t *testing.T) {
 
 // The pods a class is cut into, by default and when asked.
 func TestSize(t *testing.T) {
-	const small = 20 * time.Millisecond // two reads of the API server
+	small := CheckTime{Typical: 20 * time.Millisecond} // two reads of the API server
+	long := CheckTime{Typical: 1500 * time.Millisecond}
+	// the classroom lab's: its steps' kinds add up to 380 ms, and it runs
+	// curl in pods, which takes as long as curl does (3.3 s here)
+	programs := CheckTime{Typical: 380 * time.Millisecond, Open: true}
 	for _, tc := range []struct {
 		name              string
 		n, parallel, pods int
-		perTarget         time.Duration
+		perTarget         CheckTime
 		want              Sizing
 		err               string
 	}{
@@ -69,10 +74,16 @@ func TestSize(t *testing.T) {
 		{name: "a small lab, 1000 learners", n: 1000, parallel: 20, perTarget: small, want: Sizing{Pods: 4, AtOnce: 4, PerPod: 4}},
 		// a check of 1.5 s: 5 targets keep a pod busy, and 20 at once
 		// allow 5 pods
-		{name: "a long lab, 39 learners", n: 39, parallel: 20, perTarget: 1500 * time.Millisecond, want: Sizing{Pods: 5, AtOnce: 5, PerPod: 4}},
-		{name: "a long lab, a few learners", n: 6, parallel: 20, perTarget: 1500 * time.Millisecond, want: Sizing{Pods: 2, AtOnce: 2, PerPod: 4}},
-		{name: "one at a time", n: 39, parallel: 1, perTarget: 1500 * time.Millisecond, want: Sizing{Pods: 1, AtOnce: 1, PerPod: 1}},
+		{name: "a long lab, 39 learners", n: 39, parallel: 20, perTarget: long, want: Sizing{Pods: 5, AtOnce: 5, PerPod: 4}},
+		{name: "a long lab, a few learners", n: 6, parallel: 20, perTarget: long, want: Sizing{Pods: 2, AtOnce: 2, PerPod: 4}},
+		{name: "one at a time", n: 39, parallel: 1, perTarget: long, want: Sizing{Pods: 1, AtOnce: 1, PerPod: 1}},
 		{name: "a check of no cost", n: 10, parallel: 8, want: Sizing{Pods: 1, AtOnce: 1, PerPod: 4}},
+		// a check that runs programs: as many pods as run at once
+		{name: "programs, 35 learners", n: 35, parallel: 20, perTarget: programs, want: Sizing{Pods: 5, AtOnce: 5, PerPod: 4}},
+		{name: "programs, fewer learners than pods run at once", n: 3, parallel: 20, perTarget: programs, want: Sizing{Pods: 3, AtOnce: 3, PerPod: 4}},
+		{name: "programs, one at a time", n: 35, parallel: 1, perTarget: programs, want: Sizing{Pods: 1, AtOnce: 1, PerPod: 1}},
+		{name: "programs, more than pods hold", n: 1000, parallel: 8, perTarget: programs, want: Sizing{Pods: 4, AtOnce: 2, PerPod: 4}},
+		{name: "programs, pods asked for", n: 35, parallel: 20, pods: 2, perTarget: programs, want: Sizing{Pods: 2, AtOnce: 2, PerPod: 4}},
 		{name: "pods asked for, more than run at once", n: 20, parallel: 4, pods: 4, perTarget: small, want: Sizing{Pods: 4, AtOnce: 1, PerPod: 4}},
 		{name: "too few pods for their results", n: 600, parallel: 20, pods: 2, err: "--pods 2: a pod grades at most 250 targets (their results fill one ConfigMap), so 600 targets need at least 3 pods"},
 		{name: "more pods than targets", n: 3, parallel: 20, pods: 4, err: "--pods 4: more pods than the 3 targets"},
@@ -86,6 +97,27 @@ func TestSize(t *testing.T) {
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// A check is sized by its steps' kinds, and open when one of them runs a
+// program: the classroom lab's runs curl in pods (exec), the fleet tests'
+// small lab only reads the API server.
+func TestCheckCost(t *testing.T) {
+	for _, tc := range []struct {
+		playbook string
+		want     CheckTime
+	}{
+		{"../../playbooks/classroom.yaml", CheckTime{Typical: 380 * time.Millisecond, Open: true}},
+		{"../../cmd/labrun/testdata/fleet/lab.yaml", CheckTime{Typical: 20 * time.Millisecond}},
+	} {
+		p, err := runner.Load(tc.playbook, runner.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := CheckCost(p); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.playbook, got, tc.want)
 		}
 	}
 }

@@ -26,6 +26,9 @@ type classLab struct {
 	// render and check are more arguments of fleet render and of check
 	// --targets (the files the lab reads, the learners' files).
 	render, check []string
+	// job ends the Job's name, so that a second Job of one class and
+	// parallelism does not meet the first while it is being deleted.
+	job string
 }
 
 // smallLab is the namespace-scoped lab the class is graded with by
@@ -219,14 +222,28 @@ type grading struct {
 	peakMB   float64 // the grading process's peak memory (0: not measured)
 	mem      podMem  // the Job's pods' peak memory (none: not a Job)
 	pods     int     // the Job's pods, its shards (0: not a Job)
+	// timeline is where the Job's wall went (nil: not a Job)
+	timeline *jobTimeline
+	// requestGoal: the goal of at most 5 API requests a learner
+	// applies (the small lab's Job: two reads a learner)
+	requestGoal bool
 }
 
-func (g grading) rows(name string, n int) []Row {
+// checkMillis are the targets' check times in milliseconds, sorted.
+func (g grading) checkMillis() []float64 {
 	var secs []float64
 	for _, r := range g.results {
 		secs = append(secs, r.Seconds*1000)
 	}
 	slices.Sort(secs)
+	return secs
+}
+
+// checkP50 is the median target's check time in milliseconds.
+func (g grading) checkP50() float64 { return nearestRank(g.checkMillis(), 50) }
+
+func (g grading) rows(name string, n int) []Row {
+	secs := g.checkMillis()
 	if g.pods > 0 {
 		name += fmt.Sprintf(" (%d pods)", g.pods)
 		if g.pods == 1 {
@@ -237,11 +254,14 @@ func (g grading) rows(name string, n int) []Row {
 	if n == 200 && g.pods > 0 && strings.Contains(name, "parallel 20") {
 		wall = wall.withLimit(10)
 	}
+	if g.timeline != nil {
+		wall = wall.withNote("%s", g.timeline)
+	}
 	per := Row{Name: name + ": one target's check, p50", Labrun: newSeries("labrun", "ms", []float64{nearestRank(secs, 50)})}.
 		withNote("p95 %.0f ms%s", nearestRank(secs, 95), peakNote(g.peakMB))
 	reqs := Row{Name: name + ": API server requests per target", Labrun: newSeries("labrun", "", []float64{g.requests / float64(n)})}.
 		withNote("apiserver_request_total before and after the grading, over the targets; the cluster's own background included")
-	if g.pods > 0 {
+	if g.requestGoal {
 		met := g.requests/float64(n) <= 5
 		reqs.Goal, reqs.Met = "≤ 5", &met
 	}
@@ -304,7 +324,7 @@ func (b *bench) gradeFanOut(ctx context.Context, lab classLab, targets string, p
 // gradeJob grades the class with the rendered Job: the wall time from
 // kubectl apply to collect's end.
 func (b *bench) gradeJob(ctx context.Context, lab classLab, run, targets string, parallel, n int) (grading, error) {
-	name := fmt.Sprintf("class-%d-p%d", n, parallel)
+	name := fmt.Sprintf("class-%d-p%d%s", n, parallel, lab.job)
 	argv := []string{b.labrun, "fleet", "render", lab.playbook, "--targets", targets, "-n", run, "--name", name,
 		"--image", b.image, "--parallel", strconv.Itoa(parallel)}
 	render, err := runProc(ctx, append(argv, lab.render...), procOpts{})
@@ -339,10 +359,15 @@ func (b *bench) gradeJob(ctx context.Context, lab classLab, run, targets string,
 	if err != nil {
 		return grading{}, err
 	}
-	g := grading{wall: wall, requests: after - before, pods: renderedPods(render.stdout)}
+	g := grading{wall: wall, requests: after - before, pods: renderedPods(render.stdout), requestGoal: lab.playbook == smallLab.playbook}
 	if g.mem, err = mem.forJob(ctx, b, run, name); err != nil {
 		return grading{}, err
 	}
+	tl, err := b.readJobTimeline(ctx, run, name, start, start.Add(wall))
+	if err != nil {
+		return grading{}, err
+	}
+	g.timeline = &tl
 	g.results, err = readClass(report, n)
 	fmt.Fprintf(os.Stderr, "   sharded Job, parallel %d, %d pods: %.1f s; pods' peak memory read from their cgroups: %d of %d after a container ended\n",
 		parallel, g.pods, wall.Seconds(), g.mem.final, len(g.mem.pod))

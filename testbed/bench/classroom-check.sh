@@ -34,7 +34,13 @@ k exec client -- curl -s -m 3 -w '\n%{http_code}' "http://$ip:80/" >"$tmp/client
 intruder_exit=0
 k exec intruder -- curl -s -o /dev/null -m 3 "http://$ip:80/" >/dev/null 2>&1 || intruder_exit=$?
 served=$(head -n 1 "$tmp/client")
-k logs "$served" >"$tmp/log" 2>/dev/null || true
+# the kubelet serves the server's line a moment after it answered: read
+# the log until it has client's request, for at most 15 s (as the lab)
+client_ip=$(jq -r '.items[] | select(.metadata.name == "client") | .status.podIP' "$tmp/pods")
+for ((deadline = SECONDS + 15; SECONDS < deadline; )); do
+  k logs "$served" >"$tmp/log" 2>/dev/null || true
+  awk -v ip="$client_ip " 'index($0, ip) == 1 && index($0, "\"GET / HTTP/1.1\" 200") { found = 1 } END { exit !found }' "$tmp/log" && break
+done
 
 # shellcheck disable=SC2016 # jq's $variables
 expect='

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/labrun/labrun/runner/fleet"
 )
 
 // classroom is playbooks/classroom.yaml as a class grades it: the schemas
@@ -52,6 +54,10 @@ func benchClassroom(ctx context.Context, b *bench) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	bashSolve, err := b.classroomBashSolution(ctx, first, filepath.Join(outputs, first))
+	if err != nil {
+		return nil, err
+	}
 	c, err := b.classroomCapacity(ctx, first)
 	if err != nil {
 		return nil, err
@@ -83,18 +89,117 @@ func benchClassroom(ctx context.Context, b *bench) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := []Row{c.solveRow(solves, solveWall, n)}
-	graded, _, err := b.gradeEach(ctx, classroom(outputs), run, targets, n)
+	solved := c.solveRow(solves, solveWall, n)
+	solved.Note += fmt.Sprintf("; the bash solution (testbed/bench/classroom.sh) run again in %s took %.1f s and wrote the same 4 files as labrun (served_by, whichever pod answered, compared by type)",
+		first, bashSolve.Seconds())
+	rows := []Row{solved}
+	lab := classroom(outputs)
+	graded, byParallel, err := b.gradeEach(ctx, lab, run, targets, n)
 	if err != nil {
 		return nil, err
 	}
 	rows = append(rows, graded...)
+	full, err := b.gradeFullJob(ctx, lab, run, targets, n, byParallel)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, full...)
+	rows = append(rows, jobRatios(n, byParallel, b.classParallel)...)
 	bash, err := b.classroomBash(ctx, namespaces, outputs)
 	if err != nil {
 		return nil, err
 	}
 	return append(rows, Row{Name: fmt.Sprintf("bash loop of classroom-check.sh over %d namespaces, wall", n), Labrun: durations("bash", "s", []time.Duration{bash})}.
 		withNote("testbed/bench/classroom-check.sh NS DIR per learner, one after another: kubectl reads the same objects, client and intruder make one request each (intruder's waits out curl's 3 s), jq compares the 4 files.")), nil
+}
+
+// classroomFiles are the files the classroom lab asks for; classroomPerRun
+// the key that differs between two solves of one namespace: whichever of
+// web's pods answered the request.
+var (
+	classroomFiles  = []string{"deploy.json", "scale.json", "expose.json", "policy.json"}
+	classroomPerRun = map[string]bool{"expose.json served_by": true}
+)
+
+// classroomBashSolution runs the bash solution testbed/bench/classroom.sh
+// in namespace ns, which labrun solved into labrunDir, and compares its
+// files with labrun's key by key: both read the same objects, so every
+// value but classroomPerRun's must be the same. It returns the script's
+// wall time.
+func (b *bench) classroomBashSolution(ctx context.Context, ns, labrunDir string) (time.Duration, error) {
+	out := filepath.Join(b.work, "classroom-bash", ns)
+	if err := os.RemoveAll(out); err != nil {
+		return 0, err
+	}
+	p, err := runProc(ctx, []string{"testbed/bench/classroom.sh", ns, out}, procOpts{
+		env: []string{"KUBECTL=" + b.kubectl, "KUBECONFIG=" + b.kubeconfig}, timeout: 10 * time.Minute})
+	if err != nil {
+		return 0, fmt.Errorf("the bash solution classroom.sh in %s: %v", ns, err)
+	}
+	diffs, err := compareFiles(classroomFiles, classroomPerRun, labrunDir, out)
+	if err != nil {
+		return 0, err
+	}
+	if len(diffs) > 0 {
+		return 0, fmt.Errorf("the bash solution's classroom files differ from labrun's (%s vs %s):\n  %s", out, labrunDir, strings.Join(diffs, "\n  "))
+	}
+	fmt.Fprintf(os.Stderr, "   the bash solution in %s: %.1f s, the same %d files as labrun's\n", ns, p.wall.Seconds(), len(classroomFiles))
+	return p.wall, nil
+}
+
+// classroomRatioGoal is the goal for the classroom class: the
+// sharded Job within 1.3 times check --targets' wall at the same
+// parallelism.
+const classroomRatioGoal = 1.3
+
+// gradeFullJob grades the class again as the Job at the largest
+// parallelism with as many pods as that parallelism runs at once, when
+// fleet render's default chose fewer: what the default's choice costs or
+// saves. The classroom lab's check runs programs, so the default takes
+// that many since fleet.Size gives an open check as many pods as run at
+// once, and nothing is graded again; before, it took 2 of 5 at
+// --parallel 20 (results.classroom-sharded-2pods.json).
+func (b *bench) gradeFullJob(ctx context.Context, lab classLab, run, targets string, n int, graded map[int][2]grading) ([]Row, error) {
+	p := slices.Max(b.classParallel)
+	pods := min(n, max(1, p/min(p, fleet.DefaultParallel)))
+	if graded[p][1].pods >= pods {
+		return nil, nil
+	}
+	lab.render = append(slices.Clip(lab.render), "--pods", strconv.Itoa(pods))
+	lab.job = "-full"
+	job, err := b.gradeJob(ctx, lab, run, targets, p, n)
+	if err != nil {
+		return nil, err
+	}
+	rows := job.rows(fmt.Sprintf("sharded Job, parallel %d, --pods %d", p, pods), n)
+	return append(rows, ratioRow(n, p, job, graded[p][0])), nil
+}
+
+// jobRatios are the Job's wall over check --targets' at each parallelism,
+// against the goal.
+func jobRatios(n int, graded map[int][2]grading, parallel []int) []Row {
+	var rows []Row
+	for _, p := range parallel {
+		rows = append(rows, ratioRow(n, p, graded[p][1], graded[p][0]))
+	}
+	return rows
+}
+
+func ratioRow(n, p int, job, fan grading) Row {
+	r := job.wall.Seconds() / fan.wall.Seconds()
+	met := r <= classroomRatioGoal
+	return Row{Name: fmt.Sprintf("classroom class of %d, parallel %d: the sharded Job's wall (%s) over check --targets'", n, p, plural(job.pods, "pod")),
+		Labrun: newSeries("labrun", "x", []float64{r}), Goal: fmt.Sprintf("≤ %gx", classroomRatioGoal), Met: &met}.
+		withNote("%.1f s against %.1f s; one target's check p50 %.0f ms in the Job's pods, %.0f ms in check --targets",
+			job.wall.Seconds(), fan.wall.Seconds(), job.checkP50(), fan.checkP50())
+}
+
+// plural is "1 pod", "2 pods".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // makeNamespaces creates namespaces labelled for cleanup.

@@ -11,20 +11,25 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/labrun/labrun/internal/heavy/kube/kubetest"
 )
 
-// bashSolution runs testbed/bench/SCRIPT into a fresh directory, from the
-// repository's root as its usage says, and returns the directory.
-func bashSolution(t *testing.T, script string) string {
+// bashSolution runs testbed/bench/SCRIPT [ARGS] into a fresh directory
+// (its last argument), from the repository's root as its usage says, and
+// returns the directory.
+func bashSolution(t *testing.T, script string, args ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "bash")
-	cmd := exec.Command("testbed/bench/"+script, out)
+	cmd := exec.Command("testbed/bench/"+script, append(args, out)...)
 	cmd.Dir = "../.."
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubetest.Kubeconfig(t), "BENCH_WAITS="+out+".waits")
 	var log bytes.Buffer
@@ -36,15 +41,10 @@ func bashSolution(t *testing.T, script string) string {
 }
 
 // checkSolution runs labrun check on a solution's files with the lab's
-// testbed vars, and wants every task passed.
-func checkSolution(t *testing.T, bin, lab, dir string) {
+// testbed vars (and the flags in sets), and wants every task passed.
+func checkSolution(t *testing.T, bin, lab, dir string, sets ...string) {
 	t.Helper()
-	kc := kubetest.Kubeconfig(t)
-	run := func(cmd, dir string, extra ...string) (int, string) {
-		args := append([]string{cmd, "--no-progress", "--kubeconfig", kc, "--vars", "../../playbooks/" + lab + ".testbed.yaml", "--set", "out=" + dir}, extra...)
-		return labrun(t, bin, kc, append(args, "../../playbooks/"+lab+".yaml")...)
-	}
-	code, text, tasks := checkReport(t, run, dir)
+	code, text, tasks := checkReport(t, labCheck(t, bin, lab, sets...), dir)
 	if code != 0 {
 		t.Errorf("labrun check of %s's bash solution exited %d, want 0 (the grader refuses a right answer):\n%s", lab, code, text)
 	}
@@ -55,6 +55,62 @@ func checkSolution(t *testing.T, bin, lab, dir string) {
 		if tk.Status != "passed" {
 			t.Errorf("%s: task %s is %s on the bash solution's files (%s)", lab, tk.ID, tk.Status, tk.Reason)
 		}
+	}
+}
+
+// labCheck runs labrun on lab with its testbed vars, the flags in sets and
+// --set out=DIR.
+func labCheck(t *testing.T, bin, lab string, sets ...string) labCmd {
+	kc := kubetest.Kubeconfig(t)
+	return func(cmd, dir string, extra ...string) (int, string) {
+		args := append([]string{cmd, "--no-progress", "--kubeconfig", kc, "--vars", "../../playbooks/" + lab + ".testbed.yaml", "--set", "out=" + dir}, sets...)
+		return labrun(t, bin, kc, append(append(args, extra...), "../../playbooks/"+lab+".yaml")...)
+	}
+}
+
+// The classroom lab solved by its bash solution (testbed/bench/classroom.sh:
+// kubectl apply, scale, expose, exec and logs, jq and awk, nothing outside
+// the learner's namespace) in a fresh namespace, then graded by labrun
+// check: every task must pass on its files. Then the same files with
+// scale.json's replicas one more: check must fail task scale naming that
+// value, and pass the others, so the test cannot pass on a check that
+// accepts anything. The lab reads no node, so it runs on every profile (in
+// CI on single, beside the classroom lab's other tests).
+func TestBashSolutionPassesCheckClassroom(t *testing.T) {
+	bin := buildLabrun(t)
+	ns := kubetest.NamespaceName("e2e-room-bash")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	kubetest.ApplyInNamespace(ctx, t, kubetest.Connect(t), ns, "the learner's namespace",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n")
+	dir := bashSolution(t, "classroom.sh", ns)
+	set := []string{"--set", "namespace=" + ns}
+	checkSolution(t, bin, "classroom", dir, set...)
+
+	wrong := filepath.Join(t.TempDir(), "wrong")
+	if err := os.CopyFS(wrong, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	scale := filepath.Join(wrong, "scale.json")
+	data := readFile(t, scale)
+	changed := regexp.MustCompile(`"replicas": 3\b`).ReplaceAllString(data, `"replicas": 4`)
+	if changed == data {
+		t.Fatalf("%s does not hold replicas 3:\n%s", scale, data)
+	}
+	if err := os.WriteFile(scale, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, text, tasks := checkReport(t, labCheck(t, bin, "classroom", set...), wrong)
+	if code == 0 {
+		t.Errorf("labrun check passed the bash solution's files with replicas 4 in scale.json:\n%s", text)
+	}
+	for _, tk := range tasks {
+		if want := map[bool]string{true: "failed", false: "passed"}[tk.ID == "scale"]; tk.Status != want {
+			t.Errorf("replicas 4 in scale.json: task %s is %s (%s), want %s", tk.ID, tk.Status, tk.Reason, want)
+		}
+	}
+	if !strings.Contains(text, "replicas") {
+		t.Errorf("check's output does not name replicas, the changed value:\n%s", text)
 	}
 }
 
