@@ -136,7 +136,7 @@ func TestRealCapturesLab(t *testing.T) {
 	merged, err := ParseCurl(input(t, "real/pod_probe_curl_ghost.txt") + input(t, "real/pod_probe_curl_ghost.txt.stderr"))
 	must(err)
 	eq(t, "curl_exit from stderr", deref(merged.ExitCode), 7)
-	eq(t, "curl message", merged.ErrorMsg[:17], "Failed to connect")
+	eq(t, "curl message", (*merged.ErrorMsg)[:17], "Failed to connect")
 	if ghostCurl.TimeTotal == nil || *ghostCurl.TimeTotal > 1 {
 		t.Errorf("ghost curl took %v s; socket LB should refuse at once", deref(ghostCurl.TimeTotal))
 	}
