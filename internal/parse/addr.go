@@ -20,16 +20,16 @@ type Addr struct {
 	// Port is the port; 0 when printed as "*" (any port).
 	Port int `json:"port" expr:"port"`
 	// Zone is the interface of a scoped address ("fe80::1%eth0" gives
-	// "eth0"); usually "".
-	Zone string `json:"zone" expr:"zone"`
+	// "eth0"); null when the address has none (the usual case).
+	Zone *string `json:"zone" expr:"zone"`
 }
 
 // String returns "ip:port", with brackets around IPv6 ("[fd00::1]:80") and
 // the zone after a '%' when there is one.
 func (a Addr) String() string {
 	ip := a.IP
-	if a.Zone != "" {
-		ip += "%" + a.Zone
+	if a.Zone != nil {
+		ip += "%" + *a.Zone
 	}
 	if strings.Contains(a.IP, ":") {
 		return "[" + ip + "]:" + strconv.Itoa(a.Port)
@@ -175,10 +175,11 @@ func parseAddr(s string) (Addr, error) {
 	}
 	var a Addr
 	if i := strings.IndexByte(host, '%'); i >= 0 {
-		host, a.Zone = host[:i], host[i+1:]
-		if !validZone(a.Zone) {
+		zone := host[i+1:]
+		if !validZone(zone) {
 			return Addr{}, errAddr
 		}
+		host, a.Zone = host[:i], &zone
 	}
 	if host != "*" && !validIP(host) {
 		return Addr{}, errAddr
@@ -329,7 +330,7 @@ func ParseL4Addr(s string) (L4Addr, error) {
 		host = rest[:at] + rest[end:]
 	}
 	ad, err := ParseAddr(host)
-	if err != nil || ad.IP == "*" || ad.Zone != "" {
+	if err != nil || ad.IP == "*" || ad.Zone != nil {
 		return L4Addr{}, errL4Addr
 	}
 	a.IP, a.Port = ad.IP+cluster, ad.Port

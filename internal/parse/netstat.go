@@ -25,8 +25,8 @@ type NetstatConn struct {
 	// State is ESTABLISHED, LISTEN, TIME_WAIT, ...; "" for udp.
 	State string `json:"state" expr:"state"`
 	// Program is the "PID/Program name" column of -p ("1234/python3",
-	// "-"), "" without -p.
-	Program string `json:"program" expr:"program"`
+	// "-"), null without -p.
+	Program *string `json:"program" expr:"program"`
 }
 
 // NetstatList is the parsed netstat output.
@@ -95,7 +95,8 @@ func ParseNetstat(text string) (NetstatList, error) {
 			rest = rest[1:]
 		}
 		if len(rest) > 0 {
-			c.Program = strings.Join(rest, " ")
+			p := strings.Join(rest, " ")
+			c.Program = &p
 		}
 		out = append(out, c)
 	}

@@ -39,9 +39,9 @@ func TestNetstatShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "program", l[0].Program, "17/python3")
+	eq(t, "program", deref(l[0].Program), "17/python3")
 	eq(t, "udp no state", l[1].State, "")
-	eq(t, "udp program", l[1].Program, "-")
+	eq(t, "udp program", deref(l[1].Program), "-")
 	eq(t, "mapped peer", len(l.Match("10.42.0.40:40404")), 2)
 	_, err = ParseNetstat("Kernel IP routing table\n")
 	wantError(t, err, kindNetstat, 1, "PROTO RECV-Q")
