@@ -24,37 +24,41 @@ type NetAttachment struct {
 	// "netkit/peer", or the qdisc kind for classful qdiscs; "xdp",
 	// "flow_dissector" or "netfilter" for those sections.
 	Attach string `json:"attach" expr:"attach"`
-	// Mode is the XDP mode: "driver", "generic" or "offload"; "" outside
-	// the xdp section.
-	Mode string `json:"mode" expr:"mode"`
+	// Mode is the XDP mode: "driver", "generic" or "offload"; null
+	// outside the xdp section.
+	Mode *string `json:"mode" expr:"mode"`
 	// Program is the name bpftool printed. For tcx it is the program name
 	// ("cil_from_container"); for legacy tc it is the filter name, which
 	// Cilium 1.16+ sets to "<prog>-<device>" (see BaseProgram) and older
-	// Cilium to "bpf_lxc.o:[from-container]".
-	Program string `json:"program" expr:"program"`
+	// Cilium to "bpf_lxc.o:[from-container]". Null when bpftool printed
+	// none (xdp, the flow dissector, netfilter, a program without a name).
+	Program *string `json:"program" expr:"program"`
 	// ProgID is the program id: "prog_id N" for tcx/netkit/netfilter,
 	// "id N" for legacy tc, XDP and the flow dissector.
 	ProgID int `json:"progID" expr:"progID"`
-	// LinkID is the tcx or netkit link's id ("link_id N"); 0 for legacy
-	// tc, XDP and the flow dissector.
-	LinkID int `json:"linkID" expr:"linkID"`
+	// LinkID is the tcx or netkit link's id ("link_id N"); null for
+	// legacy tc, XDP and the flow dissector, which print none.
+	LinkID *int `json:"linkID" expr:"linkID"`
 	// Hook and Priority are a netfilter program's hook ("ip prerouting")
-	// and priority ("prio -128"); "" and 0 outside the netfilter
-	// section.
-	Hook     string `json:"hook" expr:"hook"`
-	Priority int    `json:"priority" expr:"priority"`
+	// and priority ("prio -128"); null outside the netfilter section.
+	Hook     *string `json:"hook" expr:"hook"`
+	Priority *int    `json:"priority" expr:"priority"`
 }
 
 // BaseProgram returns Program without the "-<device>" suffix that Cilium
 // 1.16+ appends to legacy tc filter names, so that legacy and tcx
-// attachments compare equal ("cil_from_container").
+// attachments compare equal ("cil_from_container"); "" when bpftool
+// printed no name.
 func (a NetAttachment) BaseProgram() string {
+	if a.Program == nil {
+		return ""
+	}
 	if a.Device != "" {
-		if p, ok := strings.CutSuffix(a.Program, "-"+a.Device); ok {
+		if p, ok := strings.CutSuffix(*a.Program, "-"+a.Device); ok {
 			return p
 		}
 	}
-	return a.Program
+	return *a.Program
 }
 
 // BpftoolNet is the parsed `bpftool net show [dev X]` or `bpftool -j net
@@ -223,12 +227,13 @@ func netNetfilterLine(f []string) ([]NetAttachment, bool) {
 	if i == 0 || i+1 >= len(f) {
 		return nil, false
 	}
-	a.Hook = strings.Join(f[:i], " ")
+	hook := strings.Join(f[:i], " ")
+	a.Hook = &hook
 	p, err := strconv.Atoi(f[i+1])
 	if err != nil {
 		return nil, false
 	}
-	a.Priority = p
+	a.Priority = &p
 	for j := i + 2; j+1 < len(f); j++ {
 		if f[j] == "prog_id" {
 			if a.ProgID, err = strconv.Atoi(f[j+1]); err != nil {
@@ -252,7 +257,7 @@ func netXDPLine(f []string, dev string, idx int) ([]NetAttachment, bool) {
 		if err != nil {
 			return nil, false
 		}
-		out = append(out, NetAttachment{Section: "xdp", Device: dev, Ifindex: idx, Attach: "xdp", Mode: f[i], ProgID: id})
+		out = append(out, NetAttachment{Section: "xdp", Device: dev, Ifindex: idx, Attach: "xdp", Mode: &f[i], ProgID: id})
 	}
 	return out, len(out) > 0
 }
@@ -263,7 +268,7 @@ func netTCLine(section string, f []string, dev string, idx int) ([]NetAttachment
 	a := NetAttachment{Section: section, Device: dev, Ifindex: idx, Attach: f[1]}
 	i := 2
 	if i < len(f) && f[i] != "id" && f[i] != "prog_id" {
-		a.Program = f[i]
+		a.Program = &f[i]
 		i++
 	}
 	for ; i < len(f); i++ {
@@ -272,7 +277,8 @@ func netTCLine(section string, f []string, dev string, idx int) ([]NetAttachment
 		case "id", "prog_id":
 			dst = &a.ProgID
 		case "link_id":
-			dst = &a.LinkID
+			a.LinkID = new(int)
+			dst = a.LinkID
 		case "act":
 			i = len(f) // legacy tc actions: " act [name id N] ", not needed
 			continue
@@ -310,21 +316,21 @@ func parseDevIndex(s string) (string, int, bool) {
 // object with "xdp", "tc", "flow_dissector" and (v7.3+) "netfilter" arrays.
 func parseBpftoolNetJSON(text string) (BpftoolNet, error) {
 	type entry struct {
-		Devname string `json:"devname"`
-		Ifindex int    `json:"ifindex"`
-		Kind    string `json:"kind"`
-		Name    string `json:"name"`
-		Mode    string `json:"mode"`
-		ID      int    `json:"id"`
-		ProgID  int    `json:"prog_id"`
-		LinkID  int    `json:"link_id"`
+		Devname string  `json:"devname"`
+		Ifindex int     `json:"ifindex"`
+		Kind    string  `json:"kind"`
+		Name    *string `json:"name"`
+		Mode    *string `json:"mode"`
+		ID      int     `json:"id"`
+		ProgID  int     `json:"prog_id"`
+		LinkID  *int    `json:"link_id"`
 		Multi   []struct {
 			Mode string `json:"mode"`
 			ID   int    `json:"id"`
 		} `json:"multi_attachments"`
 		PF   *int `json:"pf"`
 		Hook *int `json:"hook"`
-		Prio int  `json:"prio"`
+		Prio *int `json:"prio"`
 	}
 	var raw []map[string][]entry
 	if err := json.Unmarshal([]byte(text), &raw); err != nil {
@@ -362,7 +368,7 @@ func parseBpftoolNetJSON(text string) (BpftoolNet, error) {
 					if len(e.Multi) > 0 {
 						for _, m := range e.Multi {
 							b := a
-							b.Mode, b.ProgID = m.Mode, m.ID
+							b.Mode, b.ProgID = &m.Mode, m.ID
 							n.Attachments = append(n.Attachments, b)
 						}
 						continue
@@ -370,8 +376,8 @@ func parseBpftoolNetJSON(text string) (BpftoolNet, error) {
 				case "flow_dissector", "netfilter":
 					a.Attach = section
 					if e.Hook != nil && e.PF != nil {
-						a.Hook = netfilterHookName(*e.PF, *e.Hook)
-						a.Priority = e.Prio
+						hook := netfilterHookName(*e.PF, *e.Hook)
+						a.Hook, a.Priority = &hook, e.Prio
 					}
 				}
 				n.Attachments = append(n.Attachments, a)

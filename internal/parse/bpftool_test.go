@@ -8,9 +8,9 @@ func TestBpftoolNetShowLocalCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "count", len(n.Attachments), 3)
-	eq(t, "xdp", n.Attachments[0], NetAttachment{Section: "xdp", Device: "xdpcap0", Ifindex: 7, Attach: "xdp", Mode: "generic", ProgID: n.Attachments[0].ProgID})
+	eq(t, "xdp", n.Attachments[0], NetAttachment{Section: "xdp", Device: "xdpcap0", Ifindex: 7, Attach: "xdp", Mode: ptr("generic"), ProgID: n.Attachments[0].ProgID})
 	in := n.Find("legacy0", "clsact/ingress")
-	eq(t, "legacy program", in.Program, "cap_tc_in:[*fsobj]")
+	eq(t, "legacy program", deref(in.Program), "cap_tc_in:[*fsobj]")
 	eq(t, "legacy ifindex", in.Ifindex, 5)
 	if in.ProgID == 0 {
 		t.Error("legacy prog id not parsed")
@@ -54,17 +54,17 @@ func TestBpftoolNetShowTCXAndNetfilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "unparsed", n.Unparsed, []string{})
-	eq(t, "tcx", n.Find("lxc3a6f7d4e8c73", "tcx/ingress"), NetAttachment{Section: "tc", Device: "lxc3a6f7d4e8c73", Ifindex: 26, Attach: "tcx/ingress", Program: "cil_from_container", ProgID: 4773, LinkID: 29})
-	eq(t, "tcx egress with flags", n.Find("", "tcx/egress").LinkID, 30)
+	eq(t, "tcx", n.Find("lxc3a6f7d4e8c73", "tcx/ingress"), NetAttachment{Section: "tc", Device: "lxc3a6f7d4e8c73", Ifindex: 26, Attach: "tcx/ingress", Program: ptr("cil_from_container"), ProgID: 4773, LinkID: ptr(29)})
+	eq(t, "tcx egress with flags", deref(n.Find("", "tcx/egress").LinkID), 30)
 	legacy := n.Find("eth0", "")
 	eq(t, "legacy id", legacy.ProgID, 1234)
 	eq(t, "base program", legacy.BaseProgram(), "cil_from_netdev")
-	eq(t, "old style name", n.Find("lxc9", "").Program, "bpf_lxc.o:[from-container]")
+	eq(t, "old style name", deref(n.Find("lxc9", "").Program), "bpf_lxc.o:[from-container]")
 	eq(t, "no device name", n.Find("", "clsact/egress").Ifindex, 5)
 	eq(t, "netkit", n.Find("nk0", "netkit/primary").ProgID, 81)
 	eq(t, "flow dissector", n.Find("", "flow_dissector").ProgID, 42)
 	nf := n.Find("", "netfilter")
-	eq(t, "netfilter", []any{nf.Hook, nf.Priority, nf.ProgID}, []any{"ip prerouting", -128, 10})
+	eq(t, "netfilter", []any{deref(nf.Hook), deref(nf.Priority), nf.ProgID}, []any{"ip prerouting", -128, 10})
 	eq(t, "devices", len(n.Device("lxc3a6f7d4e8c73")), 2)
 	eq(t, "missing", n.Find("nope", "").ProgID, 0)
 }
@@ -90,7 +90,7 @@ func TestBpftoolLinkShow(t *testing.T) {
 	}
 	eq(t, "count", len(l), 3)
 	eq(t, "type 11 is tcx", l[0].Type, "tcx")
-	eq(t, "type id", l[0].TypeID, 11)
+	eq(t, "type id", deref(l[0].TypeID), 11)
 	eq(t, "tcx links", len(l.OfType("tcx")), 2)
 	eq(t, "xdp", l[2].Type, "xdp")
 	if l[0].ProgID == 0 {
@@ -101,7 +101,7 @@ func TestBpftoolLinkShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	ifindex := 26
-	eq(t, "newer", newer[0], BpftoolLink{ID: 29, Type: "tcx", ProgID: 4773, Device: "lxc3a6f7d4e8c73", Ifindex: &ifindex, AttachType: "tcx_ingress",
+	eq(t, "newer", newer[0], BpftoolLink{ID: 29, Type: "tcx", ProgID: 4773, Device: ptr("lxc3a6f7d4e8c73"), Ifindex: &ifindex, AttachType: ptr("tcx_ingress"),
 		Details: map[string]string{"prog": "4773", "ifindex": "lxc3a6f7d4e8c73(26)", "attach_type": "tcx_ingress"}})
 	_, err = ParseBpftoolLinkShow("\tifindex 3\n")
 	wantError(t, err, kindBpftoolLink, 1, "before any link")

@@ -225,8 +225,9 @@ func TestCgroupTreeSocketLBHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "hooks", old.Hooks(), []string{"connect4", "connect6", "post_bind4", "post_bind6", "sendmsg4", "sendmsg6", "recvmsg4", "recvmsg6"})
-	eq(t, "cgroup", old.Hook("cgroup_inet4_connect")[0].Cgroup, "/run/cilium/cgroupv2")
-	eq(t, "no name printed", old.Hook("connect4")[0].Name, "")
+	eq(t, "cgroup", deref(old.Hook("cgroup_inet4_connect")[0].Cgroup), "/run/cilium/cgroupv2")
+	eq(t, "no name printed", old.Hook("connect4")[0].Name, (*string)(nil))
+	eq(t, "no flags printed", old.Hook("connect4")[0].AttachFlags, (*string)(nil))
 	// bpftool 7: libbpf names, indented rows, flags and names.
 	text := "CgroupPath\nID       AttachType      AttachFlags     Name           \n/run/cilium/cgroupv2\n" +
 		"    1031     cgroup_inet4_connect multi           cil_sock4_connect              \n" +
@@ -235,8 +236,8 @@ func TestCgroupTreeSocketLBHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "connect4", now.Hook("connect4"), []CgroupProg{{Cgroup: "/run/cilium/cgroupv2", ID: 1031, AttachType: "cgroup_inet4_connect", Hook: "connect4", AttachFlags: "multi", Name: "cil_sock4_connect"}})
-	eq(t, "getpeername4", now.Hook("getpeername4")[0].Name, "cil_sock4_getpeername")
+	eq(t, "connect4", now.Hook("connect4"), []CgroupProg{{Cgroup: ptr("/run/cilium/cgroupv2"), ID: 1031, AttachType: "cgroup_inet4_connect", Hook: "connect4", AttachFlags: ptr("multi"), Name: ptr("cil_sock4_connect")}})
+	eq(t, "getpeername4", deref(now.Hook("getpeername4")[0].Name), "cil_sock4_getpeername")
 	_, err = ParseCgroupTree("/run/cilium/cgroupv2\n    1031     cgroup_inet4_conn\n")
 	wantError(t, err, kindCgroupTree, 2, `unknown attach type "cgroup_inet4_conn"`)
 	_, err = ParseCgroupTree("/run/cilium/cgroupv2\n    1031     cgroup_inet4_conn")
@@ -291,7 +292,7 @@ func TestRealLBListingsAndCgroupTree(t *testing.T) {
 	}
 	for hook, prog := range map[string]string{"connect4": "cil_sock4_connect", "sendmsg4": "cil_sock4_sendmsg",
 		"recvmsg4": "cil_sock4_recvmsg", "getpeername4": "cil_sock4_getpeername"} {
-		if p := cg.Hook(hook); len(p) != 1 || p[0].Name != prog {
+		if p := cg.Hook(hook); len(p) != 1 || deref(p[0].Name) != prog {
 			t.Errorf("%s: %+v, want one %s", hook, p, prog)
 		}
 	}

@@ -104,7 +104,7 @@ func TestRealCapturesLab(t *testing.T) {
 	dev := ep[0].Networking.InterfaceName
 	att := net.Find(dev, "tcx/ingress")
 	eq(t, "attach", att.Attach, "tcx/ingress")
-	eq(t, "program", att.Program, "cil_from_container")
+	eq(t, "program", deref(att.Program), "cil_from_container")
 	eq(t, "ifindex agrees", att.Ifindex, ep[0].Networking.InterfaceIndex)
 	eq(t, "ingress only (no endpoint routes)", len(net.Device(dev)), 1)
 	eq(t, "full listing agrees", netAll.Find(dev, "tcx/ingress").ProgID, att.ProgID)

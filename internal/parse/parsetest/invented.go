@@ -151,7 +151,6 @@ func normalize(k string) string {
 // decided field by field; a field that is no longer reported so must be
 // taken off (InventedBeyond says so), and any other invented value fails.
 var OmittedZeros = map[string][]string{
-	"bpftool-net-show":    {".attachments[].hook", ".attachments[].mode", ".attachments[].priority"},
 	"cilium-map-list":     {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
 	"cilium-service-list": {"[].backends[].nodeName", "[].backends[].zone", "[].cluster", "[].healthCheckNodePort", "[].natPolicy", "[].remote"},
 	"cilium-status": {".deviceModeConfigured", ".kubeProxyReplacementDetails.dsrDispatchMode", ".kubeProxyReplacementDetails.gracefulTermination",
