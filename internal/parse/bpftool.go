@@ -30,7 +30,7 @@ type NetAttachment struct {
 	// Program is the name bpftool printed. For tcx it is the program name
 	// ("cil_from_container"); for legacy tc it is the filter name, which
 	// Cilium 1.16+ sets to "<prog>-<device>" (see BaseProgram) and older
-	// Cilium to "bpf_lxc.o:[from-container]". Null when bpftool printed
+	// Cilium to "bpf_lxc.o:[from-container]"; null when bpftool printed
 	// none (xdp, the flow dissector, netfilter, a program without a name).
 	Program *string `json:"program" expr:"program"`
 	// ProgID is the program id: "prog_id N" for tcx/netkit/netfilter,

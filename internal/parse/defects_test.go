@@ -107,7 +107,7 @@ func TestStatusHostRouting115(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "routing host", s.Routing.Host, "BPF")
+	eq(t, "routing host", deref(s.Routing.Host), "BPF")
 }
 
 // A cut last row of the service list is not a service without backends.

@@ -330,7 +330,7 @@ func ParseEndpointList(text string) (EndpointList, error) {
 			return nil, newError(kindEndpointList, r.num, line, "expected a numeric endpoint id")
 		}
 		e := EndpointListEntry{ID: id, PolicyIngress: c[1], PolicyEgress: c[2], Labels: []string{},
-			IPv6: cellOrNull(c[5]), IPv4: cellOrNull(c[6]), Status: c[7]}
+			IPv6: orNull(c[5]), IPv4: orNull(c[6]), Status: c[7]}
 		if c[3] != "<no label id>" {
 			n, err := strconv.Atoi(c[3])
 			if err != nil {
@@ -347,12 +347,4 @@ func ParseEndpointList(text string) (EndpointList, error) {
 		return nil, newError(kindEndpointList, 0, "", "empty input")
 	}
 	return out, nil
-}
-
-// cellOrNull is a table cell, or null when the cell is empty.
-func cellOrNull(c string) *string {
-	if c == "" {
-		return nil
-	}
-	return &c
 }

@@ -38,7 +38,7 @@ func TestExprLabExpressions(t *testing.T) {
 		want any
 	}{
 		{`status.kubeProxyReplacement`, "True"},
-		{`status.kubeProxyReplacementDetails.socketLBCoverage`, "Full"},
+		{`status.kubeProxyReplacementDetails.socketLBCoverage == "Full"`, true},
 		{`status.Field("Attach Mode")`, "TCX"},
 		{`svcs.Named("cca-dp", "web")[0].id`, 7},
 		{`svcs.Named("cca-dp", "web")[0].frontend.HostPort()`, "10.43.77.5:80"},
@@ -56,7 +56,7 @@ func TestExprLabExpressions(t *testing.T) {
 		{`maps.PolicyMap(ep[0].id)`, "cilium_policy_v3_01234"},
 		{`cfg.Get("ServiceNoBackendResponse")`, "reject"},
 		{`net.Find("lxc3a6f7d4e8c73", "").attach`, "tcx/ingress"},
-		{`net.Find("lxc3a6f7d4e8c73", "").program`, "cil_from_container"},
+		{`net.Find("lxc3a6f7d4e8c73", "").program == "cil_from_container"`, true},
 		{`tc.lines`, 0},
 		{`ipt.CountContaining("KUBE-SVC")`, 0},
 		{`ipt.CountContaining("CILIUM") > 0`, true},

@@ -98,7 +98,7 @@ func TestRealCapturesLab(t *testing.T) {
 	eq(t, "backend is one of web's", slices.Contains(svcBackends, backend), true)
 	eq(t, "socket_peer (holder netstat)", holderNet.Match(client)[0].Foreign.Unmap().String(), backend)
 	eq(t, "backend sees holder:40404 (no SNAT)", len(backendNet.Match(client)), 1)
-	eq(t, "socket_lb_coverage", status.KubeProxyReplacementDetails.SocketLBCoverage, "Full")
+	eq(t, "socket_lb_coverage", deref(status.KubeProxyReplacementDetails.SocketLBCoverage), "Full")
 
 	// (5) endpoint -> device -> tcx program; no tc filter; policy map.
 	dev := ep[0].Networking.InterfaceName
@@ -111,7 +111,7 @@ func TestRealCapturesLab(t *testing.T) {
 	eq(t, "tc_filter_lines", tc.Lines, 0)
 	eq(t, "policy_map", maps.PolicyMap(ep[0].ID), fmt.Sprintf("cilium_policy_v3_%05d", ep[0].ID))
 	eq(t, "endpoint list agrees", eps.ByIPv4(holderIP).ID, ep[0].ID)
-	eq(t, "attach mode", status.AttachMode, "TCX")
+	eq(t, "attach mode", deref(status.AttachMode), "TCX")
 
 	// (6) NodePort: one 0.0.0.0:30780 entry, no listener, no iptables line.
 	np := svcs.Frontend("0.0.0.0:30780/TCP")
@@ -184,7 +184,7 @@ func TestRealAgentAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "KubeProxyReplacement", st.KubeProxyReplacement, "True")
-	eq(t, "Socket LB Coverage", st.KubeProxyReplacementDetails.SocketLBCoverage, "Full")
+	eq(t, "Socket LB Coverage", deref(st.KubeProxyReplacementDetails.SocketLBCoverage), "Full")
 	svcs, err := ParseServiceList(input(t, "real/agent_api_service.txt"))
 	if err != nil {
 		t.Fatal(err)

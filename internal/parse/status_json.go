@@ -71,7 +71,7 @@ func (e *enabled) text() string {
 // the text gives, rendering values the way pkg/client FormatStatusResponse
 // does ("Enabled", "Full", "TCX", ...), so that one expression works on
 // both. Only the typed fields are filled; Fields has the few top-level
-// labels derived here and Blocks is empty. Masquerading is left "" (its
+// labels derived here and Blocks is empty. Masquerading is null (its
 // text form is built from several JSON fields and devices).
 func parseStatusJSON(text string) (Status, error) {
 	var js jsonStatus
@@ -94,21 +94,21 @@ func parseStatusJSON(text string) (Status, error) {
 		s.readKPRJSON(js.KPR)
 	}
 	if r := js.Routing; r != nil {
-		s.Routing = StatusRouting{Network: r.Inter, Host: r.Intra}
+		s.Routing = StatusRouting{Network: orNull(r.Inter), Host: orNull(r.Intra)}
 		if strings.EqualFold(r.Inter, "Tunnel") {
-			s.Routing.TunnelProtocol = r.Tunnel
+			s.Routing.TunnelProtocol = orNull(r.Tunnel)
 		}
 	}
 	switch js.AttachMode {
 	case "":
 	case "tcx":
-		s.AttachMode = "TCX"
+		s.AttachMode = orNull("TCX")
 	default:
-		s.AttachMode = "Legacy TC"
+		s.AttachMode = orNull("Legacy TC")
 	}
-	s.DeviceMode = js.DatapathMode
+	s.DeviceMode = orNull(js.DatapathMode)
 	if js.ConfiguredDPMode != "" && js.ConfiguredDPMode != js.DatapathMode {
-		s.DeviceModeConfigured = js.ConfiguredDPMode
+		s.DeviceModeConfigured = orNull(js.ConfiguredDPMode)
 	}
 	if s.KubeProxyReplacement == "" && len(s.Fields) == 0 {
 		return Status{}, newError(kindStatus, 0, "", "JSON has no kube-proxy-replacement, cilium or kubernetes status; is this cilium-dbg status -o json?")
@@ -137,7 +137,7 @@ func (s *Status) readKPRJSON(k *jsonKPR) {
 	if f := k.Features; f != nil {
 		d := &s.KubeProxyReplacementDetails
 		d.Present = true
-		d.Status = k.Mode
+		d.Status = orNull(k.Mode)
 		if k.Mode != "False" {
 			d.Devices = s.KubeProxyReplacementDevices
 		}
@@ -148,28 +148,28 @@ func (s *Status) readKPRJSON(k *jsonKPR) {
 // readFeaturesJSON renders the features the way FormatStatusResponse
 // prints them in the details block.
 func (d *KPRDetails) readFeaturesJSON(f *jsonKPRFeatures) {
-	d.SocketLB = f.SocketLB.text()
-	d.SocketLBTracing = f.SocketLBTracing.text()
-	d.SocketLBCoverage = "Full"
+	d.SocketLB = orNull(f.SocketLB.text())
+	d.SocketLBTracing = orNull(f.SocketLBTracing.text())
+	d.SocketLBCoverage = orNull("Full")
 	if f.BpfSocketLBHostnsOnly {
-		d.SocketLBCoverage = "Hostns-only"
+		d.SocketLBCoverage = orNull("Hostns-only")
 	}
-	d.SessionAffinity = f.SessionAffinity.text()
-	d.NAT4664 = f.Nat46X64.text()
+	d.SessionAffinity = orNull(f.SessionAffinity.text())
+	d.NAT4664 = orNull(f.Nat46X64.text())
 	if f.GracefulTermination != nil {
-		d.GracefulTermination = f.GracefulTermination.text()
+		d.GracefulTermination = orNull(f.GracefulTermination.text())
 	}
 	nodePort, lb := "Disabled", "Disabled"
 	if np := f.NodePort; np != nil && np.Enabled {
-		d.Mode = np.Mode
+		d.Mode = orNull(np.Mode)
 		if np.Mode == "DSR" || np.Mode == "Hybrid" {
-			d.DSRDispatchMode = np.DsrMode
+			d.DSRDispatchMode = orNull(np.DsrMode)
 		}
-		d.BackendSelection = np.Algorithm
+		d.BackendSelection = orNull(np.Algorithm)
 		if np.Algorithm == "Maglev" {
-			d.BackendSelection = "Maglev (Table Size: " + strconv.Itoa(np.LutSize) + ")"
+			d.BackendSelection = orNull("Maglev (Table Size: " + strconv.Itoa(np.LutSize) + ")")
 		}
-		d.XDPAcceleration = np.Acceleration
+		d.XDPAcceleration = orNull(np.Acceleration)
 		nodePort = "Enabled (Range: " + strconv.Itoa(np.PortMin) + "-" + strconv.Itoa(np.PortMax) + ")"
 		lb = "Enabled"
 	}

@@ -16,24 +16,24 @@ func TestStatusVerbose120(t *testing.T) {
 	eq(t, "devices", s.KubeProxyReplacementDevices, []StatusDevice{{Name: "eth0", IPs: []string{"10.0.2.15", "fe80::fc:ff:fe00:1"}, DirectRouting: true}})
 	d := s.KubeProxyReplacementDetails
 	eq(t, "present", d.Present, true)
-	eq(t, "status", d.Status, "True")
-	eq(t, "socket LB", d.SocketLB, "Enabled")
-	eq(t, "socket LB tracing", d.SocketLBTracing, "Enabled")
-	eq(t, "coverage", d.SocketLBCoverage, "Full")
-	eq(t, "mode", d.Mode, "SNAT")
-	eq(t, "backend selection", d.BackendSelection, "Random")
-	eq(t, "session affinity", d.SessionAffinity, "Enabled")
-	eq(t, "xdp", d.XDPAcceleration, "Disabled")
-	eq(t, "graceful termination (gone in 1.20)", d.GracefulTermination, "")
+	eq(t, "status", deref(d.Status), "True")
+	eq(t, "socket LB", deref(d.SocketLB), "Enabled")
+	eq(t, "socket LB tracing", deref(d.SocketLBTracing), "Enabled")
+	eq(t, "coverage", deref(d.SocketLBCoverage), "Full")
+	eq(t, "mode", deref(d.Mode), "SNAT")
+	eq(t, "backend selection", deref(d.BackendSelection), "Random")
+	eq(t, "session affinity", deref(d.SessionAffinity), "Enabled")
+	eq(t, "xdp", deref(d.XDPAcceleration), "Disabled")
+	eq(t, "graceful termination (gone in 1.20)", d.GracefulTermination, (*string)(nil))
 	eq(t, "details devices", d.Devices, s.KubeProxyReplacementDevices)
 	eq(t, "services", d.Services, map[string]string{"ClusterIP": "Enabled", "NodePort": "Enabled (Range: 30000-32767)",
 		"LoadBalancer": "Enabled", "externalIPs": "Enabled", "HostPort": "Enabled"})
 	eq(t, "annotations", d.Annotations, []string{"service.cilium.io/node", "service.cilium.io/node-selector",
 		"service.cilium.io/proxy-delegation", "service.cilium.io/src-ranges-policy", "service.cilium.io/type"})
-	eq(t, "routing", s.Routing, StatusRouting{Network: "Native", Host: "BPF"})
-	eq(t, "attach", s.AttachMode, "TCX")
-	eq(t, "device mode", s.DeviceMode, "veth")
-	eq(t, "masquerading", s.Masquerading, "BPF [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]")
+	eq(t, "routing", s.Routing, StatusRouting{Network: ptr("Native"), Host: ptr("BPF")})
+	eq(t, "attach", deref(s.AttachMode), "TCX")
+	eq(t, "device mode", deref(s.DeviceMode), "veth")
+	eq(t, "masquerading", deref(s.Masquerading), "BPF [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]")
 	eq(t, "Field(Cilium)", s.Field("Cilium"), "Ok 1.20.1 (v1.20.1-2a0b3f9c)")
 	eq(t, "Field case-insensitive", s.Field("cluster health:"), "Probe disabled")
 	eq(t, "Field missing", s.Field("No Such Label"), "")
@@ -50,7 +50,7 @@ func TestStatusPlainHasNoDetails(t *testing.T) {
 	}
 	eq(t, "kpr", s.KubeProxyReplacement, "True")
 	eq(t, "details present", s.KubeProxyReplacementDetails.Present, false)
-	eq(t, "coverage", s.KubeProxyReplacementDetails.SocketLBCoverage, "")
+	eq(t, "coverage", s.KubeProxyReplacementDetails.SocketLBCoverage, (*string)(nil))
 }
 
 func TestStatusTunnelDSR(t *testing.T) {
@@ -63,19 +63,19 @@ func TestStatusTunnelDSR(t *testing.T) {
 		{Name: "eth1", IPs: []string{"10.0.3.15"}, DirectRouting: true},
 	})
 	d := s.KubeProxyReplacementDetails
-	eq(t, "coverage", d.SocketLBCoverage, "Hostns-only")
-	eq(t, "mode", d.Mode, "Hybrid")
-	eq(t, "dsr", d.DSRDispatchMode, "Geneve")
-	eq(t, "maglev", d.BackendSelection, "Maglev (Table Size: 16381)")
-	eq(t, "xdp", d.XDPAcceleration, "Native")
-	eq(t, "nat46 sub-block", d.NAT4664, "")
+	eq(t, "coverage", deref(d.SocketLBCoverage), "Hostns-only")
+	eq(t, "mode", deref(d.Mode), "Hybrid")
+	eq(t, "dsr", deref(d.DSRDispatchMode), "Geneve")
+	eq(t, "maglev", deref(d.BackendSelection), "Maglev (Table Size: 16381)")
+	eq(t, "xdp", deref(d.XDPAcceleration), "Native")
+	eq(t, "nat46 sub-block", d.NAT4664, (*string)(nil))
 	eq(t, "nat46 gateway", d.Fields["NAT46/64 Support.Gateway"], "Enabled")
 	eq(t, "nat46 prefixes", d.Fields["Prefixes"], "64:ff9b::/96")
 	eq(t, "annotations n/a", d.Annotations, []string{})
-	eq(t, "routing", s.Routing, StatusRouting{Network: "Tunnel", TunnelProtocol: "vxlan", Host: "Legacy"})
-	eq(t, "attach", s.AttachMode, "Legacy TC")
-	eq(t, "device mode", s.DeviceMode, "veth")
-	eq(t, "configured", s.DeviceModeConfigured, "auto")
+	eq(t, "routing", s.Routing, StatusRouting{Network: ptr("Tunnel"), TunnelProtocol: ptr("vxlan"), Host: ptr("Legacy")})
+	eq(t, "attach", deref(s.AttachMode), "Legacy TC")
+	eq(t, "device mode", deref(s.DeviceMode), "veth")
+	eq(t, "configured", deref(s.DeviceModeConfigured), "auto")
 	eq(t, "services after a nested list", d.Services["NodePort"], "Enabled (Range: 30000-32767)")
 }
 
@@ -86,8 +86,8 @@ func TestStatusKPRFalse(t *testing.T) {
 	}
 	eq(t, "kpr", s.KubeProxyReplacement, "False")
 	eq(t, "no devices", s.KubeProxyReplacementDevices, []StatusDevice{})
-	eq(t, "socket LB", s.KubeProxyReplacementDetails.SocketLB, "Disabled")
-	eq(t, "no Mode without NodePort", s.KubeProxyReplacementDetails.Mode, "")
+	eq(t, "socket LB", deref(s.KubeProxyReplacementDetails.SocketLB), "Disabled")
+	eq(t, "no Mode without NodePort", s.KubeProxyReplacementDetails.Mode, (*string)(nil))
 }
 
 func TestStatusOlderVersions(t *testing.T) {
@@ -113,8 +113,8 @@ func TestStatusOlderVersions(t *testing.T) {
 	}
 	eq(t, "mode", s.KubeProxyReplacement, "Strict")
 	eq(t, "devices", s.KubeProxyReplacementDevices, []StatusDevice{{Name: "enp0s3", IPs: []string{"10.0.2.15"}, DirectRouting: true}})
-	eq(t, "protocols", s.KubeProxyReplacementDetails.SocketLBProtocols, "TCP, UDP")
-	eq(t, "graceful", s.KubeProxyReplacementDetails.GracefulTermination, "Enabled")
+	eq(t, "protocols", deref(s.KubeProxyReplacementDetails.SocketLBProtocols), "TCP, UDP")
+	eq(t, "graceful", deref(s.KubeProxyReplacementDetails.GracefulTermination), "Enabled")
 	eq(t, "host routing", s.Field("Host Routing"), "Legacy")
 	eq(t, "nodeport", s.KubeProxyReplacementDetails.Services["NodePort"], "Enabled (Range: 30000-32767)")
 }

@@ -16,7 +16,7 @@ type twoNodeCapture struct {
 	webIP, clientIP       string
 	webEndpoint, webIdent int // web's endpoint id and identity on node 2
 	nodePort              int
-	network, tunnel       string // status --verbose Routing: Network
+	network, tunnel       any    // status --verbose Routing: Network and its tunnel (nil: none)
 	node1IP, node2IP      string // the nodes' InternalIPs
 	// webTunnelEndpoint is what node 1's ipcache records for web's IP:
 	// node 2's InternalIP in tunnel mode.
@@ -28,7 +28,7 @@ var twoNodeCaptures = []twoNodeCapture{
 		node1IP: "10.250.42.2", node2IP: "10.250.42.3", webTunnelEndpoint: "10.250.42.3"},
 	// Native routing: node 1's ipcache still records node 2 as the tunnel
 	// endpoint of its pods (flag hastunnel), as Cilium 1.20.1 printed it.
-	{dir: "native", webIP: "10.42.1.222", clientIP: "10.42.0.199", webEndpoint: 341, webIdent: 63018, nodePort: 32005, network: "Native", tunnel: "",
+	{dir: "native", webIP: "10.42.1.222", clientIP: "10.42.0.199", webEndpoint: 341, webIdent: 63018, nodePort: 32005, network: "Native", tunnel: nil,
 		node1IP: "10.250.42.2", node2IP: "10.250.42.3", webTunnelEndpoint: "10.250.42.3"},
 }
 
@@ -103,8 +103,8 @@ func TestTwoNodeCaptures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if st.Routing.Network != c.network || st.Routing.TunnelProtocol != c.tunnel {
-					t.Errorf("node %d's status --verbose: routing %+v, want network %q tunnel %q", node, st.Routing, c.network, c.tunnel)
+				if deref(st.Routing.Network) != c.network || deref(st.Routing.TunnelProtocol) != c.tunnel {
+					t.Errorf("node %d's status --verbose: routing %+v, want network %v tunnel %v", node, st.Routing, c.network, c.tunnel)
 				}
 			}
 		})
@@ -165,7 +165,7 @@ func TestTwoNodeAgentAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			eq(t, "routing", st.Routing, text.Routing)
-			eq(t, "routing network", st.Routing.Network+" "+st.Routing.TunnelProtocol, "Tunnel vxlan")
+			eq(t, "routing network", *st.Routing.Network+" "+*st.Routing.TunnelProtocol, "Tunnel vxlan")
 			eq(t, "KubeProxyReplacement", st.KubeProxyReplacement, text.KubeProxyReplacement)
 			eq(t, "KPR mode", st.KubeProxyReplacementDetails.Mode, text.KubeProxyReplacementDetails.Mode)
 			eq(t, "socket LB", st.KubeProxyReplacementDetails.SocketLB, text.KubeProxyReplacementDetails.SocketLB)

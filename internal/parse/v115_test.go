@@ -11,10 +11,10 @@ func TestV115Variants(t *testing.T) {
 	}
 	eq(t, "kpr", s.KubeProxyReplacement, "True")
 	eq(t, "devices (3 addrs, 4 spaces)", s.KubeProxyReplacementDevices[0].IPs, []string{"10.0.2.15", "10.0.2.16", "fe80::1"})
-	eq(t, "graceful termination", s.KubeProxyReplacementDetails.GracefulTermination, "Enabled")
+	eq(t, "graceful termination", deref(s.KubeProxyReplacementDetails.GracefulTermination), "Enabled")
 	eq(t, "no annotations line", s.KubeProxyReplacementDetails.Annotations, []string{})
 	eq(t, "host routing (pre-1.16 line)", s.Field("Host Routing"), "Legacy")
-	eq(t, "no attach mode line", s.AttachMode, "")
+	eq(t, "no attach mode line", s.AttachMode, (*string)(nil))
 
 	lb, err := ParseLBList(input(t, "synthetic/cilium-bpf-lb-list/v1.15.txt"))
 	if err != nil {

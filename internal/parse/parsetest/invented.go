@@ -153,8 +153,6 @@ func normalize(k string) string {
 var OmittedZeros = map[string][]string{
 	"cilium-map-list":     {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
 	"cilium-service-list": {"[].backends[].nodeName", "[].backends[].zone", "[].cluster", "[].healthCheckNodePort", "[].natPolicy", "[].remote"},
-	"cilium-status": {".deviceModeConfigured", ".kubeProxyReplacementDetails.dsrDispatchMode", ".kubeProxyReplacementDetails.gracefulTermination",
-		".kubeProxyReplacementDetails.socketLBProtocols", ".masquerading", ".routing.tunnelProtocol"},
 }
 
 // Derived are the fields, by parser kind, that a parser computes from
