@@ -269,23 +269,34 @@ type L4Addr struct {
 	// Port the port.
 	IP   string `json:"ip" expr:"ip"`
 	Port int    `json:"port" expr:"port"`
-	// Protocol is "TCP", "UDP", "SCTP" or "ANY"; "" when not printed.
-	Protocol string `json:"protocol" expr:"protocol"`
-	// Scope is "external" or "internal" ("/i") for frontends; "" for
-	// backends.
-	Scope string `json:"scope" expr:"scope"`
+	// Protocol is "TCP", "UDP", "SCTP" or "ANY"; null when not printed
+	// (Cilium 1.15's tables, --revnat).
+	Protocol *string `json:"protocol" expr:"protocol"`
+	// Scope is "internal" for a frontend printed with "/i" and
+	// "external" for one without; null for backends and reverse NAT
+	// addresses, which have no scope.
+	Scope *string `json:"scope" expr:"scope"`
 }
 
 // String returns the address in Cilium's form "ip:port/PROTO[/i]".
 func (a L4Addr) String() string {
 	s := a.HostPort()
-	if a.Protocol != "" {
-		s += "/" + a.Protocol
+	if a.Protocol != nil {
+		s += "/" + *a.Protocol
 	}
-	if a.Scope == "internal" {
+	if a.Scope != nil && *a.Scope == "internal" {
 		s += "/i"
 	}
 	return s
+}
+
+// scopeOf is a frontend's scope as printed: "internal" with "/i",
+// "external" without.
+func scopeOf(internal bool) *string {
+	if internal {
+		return orNull("internal")
+	}
+	return orNull("external")
 }
 
 // HostPort returns "ip:port" ("[v6]:port"), the form the lab files use.
@@ -301,19 +312,16 @@ var errL4Addr = errors.New(`expected "ip:port[/PROTO][/i]"`)
 // (clustermesh backends), which is kept in IP.
 func ParseL4Addr(s string) (L4Addr, error) {
 	var a L4Addr
-	a.Scope = "external"
-	rest := s
-	if strings.HasSuffix(rest, "/i") {
-		a.Scope = "internal"
-		rest = rest[:len(rest)-2]
-	}
+	rest, internal := strings.CutSuffix(s, "/i")
+	a.Scope = scopeOf(internal)
 	// The protocol is after the last '/', which cannot be part of ip:port.
 	if i := strings.LastIndexByte(rest, '/'); i >= 0 {
-		a.Protocol = rest[i+1:]
+		proto := rest[i+1:]
 		rest = rest[:i]
-		if !isProtoName(a.Protocol) {
+		if !isProtoName(proto) {
 			return L4Addr{}, errL4Addr
 		}
+		a.Protocol = &proto
 	}
 	host, cluster := rest, ""
 	if at := strings.IndexByte(rest, '@'); at >= 0 {

@@ -54,12 +54,12 @@ func TestAddrMatchAndUnmap(t *testing.T) {
 
 func TestParseL4Addr(t *testing.T) {
 	for in, want := range map[string]L4Addr{
-		"10.43.0.10:53/UDP":     {IP: "10.43.0.10", Port: 53, Protocol: "UDP", Scope: "external"},
-		"0.0.0.0:30780/TCP/i":   {IP: "0.0.0.0", Port: 30780, Protocol: "TCP", Scope: "internal"},
-		"[fd00::a]:53/UDP":      {IP: "fd00::a", Port: 53, Protocol: "UDP", Scope: "external"},
-		"10.43.0.10:53":         {IP: "10.43.0.10", Port: 53, Scope: "external"},
-		"10.0.0.1@2:80/TCP":     {IP: "10.0.0.1@2", Port: 80, Protocol: "TCP", Scope: "external"},
-		"[fd00::1@3]:80/SCTP/i": {IP: "fd00::1@3", Port: 80, Protocol: "SCTP", Scope: "internal"},
+		"10.43.0.10:53/UDP":     {IP: "10.43.0.10", Port: 53, Protocol: ptr("UDP"), Scope: ptr("external")},
+		"0.0.0.0:30780/TCP/i":   {IP: "0.0.0.0", Port: 30780, Protocol: ptr("TCP"), Scope: ptr("internal")},
+		"[fd00::a]:53/UDP":      {IP: "fd00::a", Port: 53, Protocol: ptr("UDP"), Scope: ptr("external")},
+		"10.43.0.10:53":         {IP: "10.43.0.10", Port: 53, Scope: ptr("external")},
+		"10.0.0.1@2:80/TCP":     {IP: "10.0.0.1@2", Port: 80, Protocol: ptr("TCP"), Scope: ptr("external")},
+		"[fd00::1@3]:80/SCTP/i": {IP: "fd00::1@3", Port: 80, Protocol: ptr("SCTP"), Scope: ptr("internal")},
 	} {
 		got, err := ParseL4Addr(in)
 		if err != nil {

@@ -252,8 +252,8 @@ func TestLBListOtherListings(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "revnat mode", rev.Mode, "revnat")
-	eq(t, "revnat rows", rev.RevNATRows, []LBRevNATRow{{ID: 7, Address: L4Addr{IP: "10.43.77.5", Port: 80, Scope: "external"}},
-		{ID: 2, Address: L4Addr{IP: "fd00:10:96::a", Port: 53, Scope: "external"}}})
+	eq(t, "revnat rows", rev.RevNATRows, []LBRevNATRow{{ID: 7, Address: L4Addr{IP: "10.43.77.5", Port: 80}},
+		{ID: 2, Address: L4Addr{IP: "fd00:10:96::a", Port: 53}}})
 
 	be, err := ParseLBList("ID   BACKEND ADDRESS (REVNAT_ID) (SLOT)\n12   TCP://10.42.0.17\n13   UDP://10.42.0.18[zone-a]\n")
 	if err != nil {
@@ -267,7 +267,7 @@ func TestLBListOtherListings(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "frontends mode", fe.Mode, "frontends")
-	eq(t, "slot 0", fe.FrontendRows[0], LBFrontendRow{Frontend: L4Addr{IP: "10.43.77.5", Port: 80, Protocol: "TCP", Scope: "external"}, Slot: 0, Count: 2, RevNAT: 7, Flags2: 0x10})
+	eq(t, "slot 0", fe.FrontendRows[0], LBFrontendRow{Frontend: L4Addr{IP: "10.43.77.5", Port: 80, Protocol: ptr("TCP"), Scope: ptr("external")}, Slot: 0, Count: 2, RevNAT: 7, Flags2: 0x10})
 	eq(t, "slot 1 backend id", fe.FrontendRows[1].BackendID, 14)
 	_, err = ParseLBList("SERVICE ADDRESS         BACKEND ID\n10.43.77.5:80/TCP (0)   0 2[0] (7) [0x0\n")
 	wantError(t, err, kindLBList, 2, "--frontends")

@@ -136,7 +136,7 @@ func FuzzParseAddr(f *testing.F) {
 		}
 		if a, err := ParseL4Addr(s); err == nil {
 			b, err := ParseL4Addr(a.String())
-			if err != nil || b != a {
+			if err != nil || !reflect.DeepEqual(b, a) {
 				t.Fatalf("ParseL4Addr(%q) = %+v; String %q reparses to %+v, %v", s, a, a.String(), b, err)
 			}
 		}

@@ -160,6 +160,7 @@ func (l *LBList) addOtherRow(line string) (mode string, ok bool, err error) {
 		if err != nil {
 			return "", false, errString(`expected "ID   ip:port" (--revnat)`)
 		}
+		a.Scope = nil // a reverse NAT address has no scope
 		l.RevNATRows = append(l.RevNATRows, LBRevNATRow{ID: id, Address: a})
 		return "revnat", true, nil
 	}
@@ -230,7 +231,7 @@ func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 	if err != nil {
 		return LBEntry{}, msg
 	}
-	be.Scope = ""
+	be.Scope = nil // a backend has no scope
 	// Numbers in parentheses: (revnat) then, in the slot layout, (slot).
 	var nums []int
 	rest = strings.TrimSpace(rest)

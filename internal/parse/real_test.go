@@ -191,7 +191,7 @@ func TestRealAgentAPI(t *testing.T) {
 	}
 	web := 0
 	for _, s := range svcs {
-		if s.Namespace == "cca-dp" && s.Name == "web" && s.Type == "ClusterIP" {
+		if deref(s.Namespace) == "cca-dp" && deref(s.Name) == "web" && s.Type == "ClusterIP" {
 			web++
 			eq(t, "web's backends after the solve's scale-up", len(s.Backends), 4)
 		}

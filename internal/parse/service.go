@@ -35,41 +35,43 @@ type Service struct {
 	// without the table's " (Remote)".
 	Type string `json:"type" expr:"type"`
 	// Name and Namespace are the Kubernetes Service's (spec.flags);
-	// "" from the table, which does not print them.
-	Name      string `json:"name" expr:"name"`
-	Namespace string `json:"namespace" expr:"namespace"`
+	// null from the table, which does not print them.
+	Name      *string `json:"name" expr:"name"`
+	Namespace *string `json:"namespace" expr:"namespace"`
 	// TrafficPolicy, ExtTrafficPolicy and IntTrafficPolicy are the
 	// Service's traffic policies, "Cluster" or "Local" (TrafficPolicy is
-	// the deprecated copy of ExtTrafficPolicy); "" from the table.
-	TrafficPolicy    string `json:"trafficPolicy" expr:"trafficPolicy"`
-	ExtTrafficPolicy string `json:"extTrafficPolicy" expr:"extTrafficPolicy"`
-	IntTrafficPolicy string `json:"intTrafficPolicy" expr:"intTrafficPolicy"`
-	// NatPolicy is "None", "Nat46" or "Nat64"; "" when the JSON omits it
-	// (no NAT46/64) and from the table.
-	NatPolicy string `json:"natPolicy" expr:"natPolicy"`
+	// the deprecated copy of ExtTrafficPolicy); null from the table.
+	TrafficPolicy    *string `json:"trafficPolicy" expr:"trafficPolicy"`
+	ExtTrafficPolicy *string `json:"extTrafficPolicy" expr:"extTrafficPolicy"`
+	IntTrafficPolicy *string `json:"intTrafficPolicy" expr:"intTrafficPolicy"`
+	// NatPolicy is "None", "Nat46" or "Nat64"; null when the JSON omits
+	// it (no NAT46/64) and from the table.
+	NatPolicy *string `json:"natPolicy" expr:"natPolicy"`
 	// HealthCheckNodePort is the Service's healthCheckNodePort (a
-	// LoadBalancer with externalTrafficPolicy Local); 0 when it has none
-	// and from the table.
-	HealthCheckNodePort int `json:"healthCheckNodePort" expr:"healthCheckNodePort"`
-	// Cluster is the clustermesh cluster of a remote service; Remote is
-	// true for it (the table prints "ClusterIP (Remote)").
-	Cluster string `json:"cluster" expr:"cluster"`
-	Remote  bool   `json:"remote" expr:"remote"`
+	// LoadBalancer with externalTrafficPolicy Local); null when the JSON
+	// omits it (none) and from the table.
+	HealthCheckNodePort *int `json:"healthCheckNodePort" expr:"healthCheckNodePort"`
+	// Cluster is the clustermesh cluster of a remote service (null when
+	// not printed: a local service, or the table); Remote is true for a
+	// remote service (the table prints "ClusterIP (Remote)").
+	Cluster *string `json:"cluster" expr:"cluster"`
+	Remote  bool    `json:"remote" expr:"remote"`
 }
 
 // Backend is one backend of a Service.
 type Backend struct {
 	// IP, Port and Protocol are the backend's address ("10.42.0.21"),
-	// port and protocol ("TCP"; "" when Cilium 1.15's table printed
+	// port and protocol ("TCP"; null when Cilium 1.15's table printed
 	// none).
-	IP       string `json:"ip" expr:"ip"`
-	Port     int    `json:"port" expr:"port"`
-	Protocol string `json:"protocol" expr:"protocol"`
-	// NodeName is the node the backend runs on; "" from the table.
-	NodeName string `json:"nodeName" expr:"nodeName"`
-	// Zone is the backend's topology zone; "" when it has none and from
-	// the table.
-	Zone string `json:"zone" expr:"zone"`
+	IP       string  `json:"ip" expr:"ip"`
+	Port     int     `json:"port" expr:"port"`
+	Protocol *string `json:"protocol" expr:"protocol"`
+	// NodeName is the node the backend runs on; null when the JSON
+	// omits it and from the table.
+	NodeName *string `json:"nodeName" expr:"nodeName"`
+	// Zone is the backend's topology zone; null when it has none and
+	// from the table.
+	Zone *string `json:"zone" expr:"zone"`
 	// State is active, terminating, terminating-not-serving,
 	// quarantined or maintenance.
 	State string `json:"state" expr:"state"`
@@ -116,7 +118,7 @@ func (l ServiceList) Frontend(fe string) Service {
 func (l ServiceList) Named(namespace, name string) ServiceList {
 	out := ServiceList{}
 	for _, s := range l {
-		if s.Namespace == namespace && s.Name == name {
+		if s.Namespace != nil && *s.Namespace == namespace && s.Name != nil && *s.Name == name {
 			out = append(out, s)
 		}
 	}
@@ -129,10 +131,10 @@ func frontendMatch(a L4Addr, query string) bool {
 	if err != nil {
 		return false
 	}
-	if canonIP(a.IP) != canonIP(q.IP) || a.Port != q.Port || a.Scope != q.Scope {
+	if canonIP(a.IP) != canonIP(q.IP) || a.Port != q.Port || (a.Scope == nil) != (q.Scope == nil) || a.Scope != nil && *a.Scope != *q.Scope {
 		return false
 	}
-	return q.Protocol == "" || a.Protocol == "" || strings.EqualFold(a.Protocol, q.Protocol)
+	return q.Protocol == nil || a.Protocol == nil || strings.EqualFold(*a.Protocol, *q.Protocol)
 }
 
 // ParseServiceList parses `cilium-dbg service list`, either the -o json
@@ -157,31 +159,31 @@ type jsonService struct {
 type jsonServiceSpec struct {
 	ID              int `json:"id"`
 	FrontendAddress *struct {
-		IP       string `json:"ip"`
-		Port     int    `json:"port"`
-		Protocol string `json:"protocol"`
-		Scope    string `json:"scope"`
+		IP       string  `json:"ip"`
+		Port     int     `json:"port"`
+		Protocol *string `json:"protocol"`
+		Scope    *string `json:"scope"`
 	} `json:"frontend-address"`
 	BackendAddresses []*struct {
 		IP        *string `json:"ip"`
 		Port      int     `json:"port"`
-		Protocol  string  `json:"protocol"`
-		NodeName  string  `json:"nodeName"`
-		Zone      string  `json:"zone"`
+		Protocol  *string `json:"protocol"`
+		NodeName  *string `json:"nodeName"`
+		Zone      *string `json:"zone"`
 		State     string  `json:"state"`
 		Preferred bool    `json:"preferred"`
 		Weight    *int    `json:"weight"`
 	} `json:"backend-addresses"`
 	Flags *struct {
-		Type                string `json:"type"`
-		Name                string `json:"name"`
-		Namespace           string `json:"namespace"`
-		TrafficPolicy       string `json:"trafficPolicy"`
-		ExtTrafficPolicy    string `json:"extTrafficPolicy"`
-		IntTrafficPolicy    string `json:"intTrafficPolicy"`
-		NatPolicy           string `json:"natPolicy"`
-		HealthCheckNodePort int    `json:"healthCheckNodePort"`
-		Cluster             string `json:"cluster"`
+		Type                string  `json:"type"`
+		Name                *string `json:"name"`
+		Namespace           *string `json:"namespace"`
+		TrafficPolicy       *string `json:"trafficPolicy"`
+		ExtTrafficPolicy    *string `json:"extTrafficPolicy"`
+		IntTrafficPolicy    *string `json:"intTrafficPolicy"`
+		NatPolicy           *string `json:"natPolicy"`
+		HealthCheckNodePort *int    `json:"healthCheckNodePort"`
+		Cluster             *string `json:"cluster"`
 	} `json:"flags"`
 }
 
@@ -217,7 +219,7 @@ func ParseServiceListJSON(text string) (ServiceList, error) {
 			s.Type, s.Name, s.Namespace = flags.Type, flags.Name, flags.Namespace
 			s.TrafficPolicy, s.ExtTrafficPolicy, s.IntTrafficPolicy = flags.TrafficPolicy, flags.ExtTrafficPolicy, flags.IntTrafficPolicy
 			s.NatPolicy, s.HealthCheckNodePort, s.Cluster = flags.NatPolicy, flags.HealthCheckNodePort, flags.Cluster
-			s.Remote = flags.Cluster != ""
+			s.Remote = flags.Cluster != nil && *flags.Cluster != ""
 		}
 		for _, b := range spec.BackendAddresses {
 			if b == nil || b.IP == nil {

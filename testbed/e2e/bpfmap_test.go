@@ -304,7 +304,7 @@ func compareFrontend(ctx context.Context, t *testing.T, r *bpfmaps.Reader, ag *a
 	}
 	for i, b := range svc.Backends {
 		sl := fe.Slots[i+1]
-		if sl.Slot != b.Slot || sl.Backend != b.Backend.HostPort() || sl.Protocol != b.Backend.Protocol ||
+		if sl.Slot != b.Slot || sl.Backend != b.Backend.HostPort() || any(sl.Protocol) != printed(b.Backend.Protocol) ||
 			int(sl.RevNATID) != b.RevNAT || sl.Found == b.NotFound {
 			t.Errorf("slot %d: bpfmaps {slot %d %s/%s revnat %d found %v}, cilium-dbg {slot %d %s revnat %d notFound %v}",
 				i+1, sl.Slot, sl.Backend, sl.Protocol, sl.RevNATID, sl.Found, b.Slot, b.Backend, b.RevNAT, b.NotFound)

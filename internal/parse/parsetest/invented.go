@@ -151,17 +151,18 @@ func normalize(k string) string {
 // decided field by field; a field that is no longer reported so must be
 // taken off (InventedBeyond says so), and any other invented value fails.
 var OmittedZeros = map[string][]string{
-	"cilium-map-list":     {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
-	"cilium-service-list": {"[].backends[].nodeName", "[].backends[].zone", "[].cluster", "[].healthCheckNodePort", "[].natPolicy", "[].remote"},
+	"cilium-map-list": {"[].cacheEnabled", "[].entries", "[].entriesKnown", "[].errors"},
 }
 
 // Derived are the fields, by parser kind, that a parser computes from
 // what was printed rather than copying a key: bpf policy get -o json
 // prints the map's raw entry, whose Flags hold deny, whose Prefixlen
 // counts the key's header bits and whose ProxyPortNetwork is in network
-// byte order; empty says whether there was any entry.
+// byte order; empty says whether there was any entry. A service is
+// remote when its flags name a cluster.
 var Derived = map[string][]string{
 	"cilium-bpf-policy-get": {".empty", ".entries[].deny", ".entries[].prefixLen", ".entries[].proxyPort"},
+	"cilium-service-list":   {"[].remote"},
 }
 
 // InventedBeyond is Invented less the paths OmittedZeros and Derived list
