@@ -154,7 +154,7 @@ func TestLBListGroupedSlot(t *testing.T) {
 	}
 	eq(t, "layout", l.Layout, "grouped")
 	api := l.Frontend("10.96.0.1:443")
-	eq(t, "backend slot", api.Backends[0].Slot, 1)
+	eq(t, "backend slot", deref(api.Backends[0].Slot), 1)
 	eq(t, "backend", api.Addrs(), []string{"172.18.0.3:6443"})
 	eq(t, "slot 0", api.HasSlot0, true)
 	eq(t, "l7 proxy port", l.Frontend("10.96.193.7:443").HasSlot0, true)
@@ -260,7 +260,7 @@ func TestLBListOtherListings(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "backends mode", be.Mode, "backends")
-	eq(t, "backend rows", be.BackendRows, []LBBackendRow{{ID: 12, Protocol: "TCP", IP: "10.42.0.17"}, {ID: 13, Protocol: "UDP", IP: "10.42.0.18", Zone: "zone-a"}})
+	eq(t, "backend rows", be.BackendRows, []LBBackendRow{{ID: 12, Protocol: "TCP", IP: "10.42.0.17"}, {ID: 13, Protocol: "UDP", IP: "10.42.0.18", Zone: ptr("zone-a")}})
 
 	fe, err := ParseLBList("SERVICE ADDRESS         BACKEND ID\n10.43.77.5:80/TCP (0)   0 2[0] (7) [0x0 0x10]\n10.43.77.5:80/TCP (1)   14 0[0] (7) [0x0 0x0]\n")
 	if err != nil {

@@ -210,7 +210,7 @@ func TestKubeProxyReplacementAndNoKubeProxyRules(t *testing.T) {
 	coverage, attach := st.KubeProxyReplacementDetails.SocketLBCoverage, st.AttachMode
 	if st.KubeProxyReplacement != "True" || coverage == nil || *coverage != "Full" || attach == nil || *attach != "TCX" {
 		t.Errorf("KubeProxyReplacement %q, Socket LB Coverage %v, Attach Mode %v; want True, Full, TCX",
-			st.KubeProxyReplacement, printed(coverage), printed(attach))
+			st.KubeProxyReplacement, printedp(coverage), printedp(attach))
 	}
 	ipt, err := parse.ParseIPTablesSave(onNode(t, "iptables-save"))
 	if err != nil {
@@ -224,9 +224,9 @@ func TestKubeProxyReplacementAndNoKubeProxyRules(t *testing.T) {
 	}
 }
 
-// printed is what a nullable string of a parser's result holds: its text,
-// or nil when the tool did not print it.
-func printed(p *string) any {
+// printedp is what a nullable field of a parser's result holds: its
+// value, or nil when the tool did not print it.
+func printedp[T any](p *T) any {
 	if p == nil {
 		return nil
 	}
