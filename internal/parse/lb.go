@@ -24,9 +24,12 @@ type LBEntry struct {
 	// backends; in the old grouped layout, which printed no slots, 0 for
 	// the service's 0.0.0.0:0 / [::]:0 value and null for backends.
 	Slot *int `json:"slot" expr:"slot"`
-	// Backend is the backend of a slot 1..N row; null for slot 0 and for
-	// "backend N not found".
-	Backend *L4Addr `json:"backend" expr:"backend"`
+	// Backend is the backend of a slot 1..N row as "ip:port"
+	// ("[fd00::1]:80" for IPv6), BackendProtocol its "/PROTO"; both are
+	// null for slot 0 and for "backend N not found", which print none
+	// (and BackendProtocol where Cilium 1.15 printed no protocol).
+	Backend         *string `json:"backend" expr:"backend"`
+	BackendProtocol *string `json:"backendProtocol" expr:"backendProtocol"`
 	// RevNAT is the "(N)" after the value's address, the service's ID
 	// (its reverse NAT entry); null for "backend N not found".
 	RevNAT *int `json:"revNAT" expr:"revNAT"`
@@ -146,7 +149,7 @@ func (s LBService) Addrs() []string {
 	out := []string{}
 	for _, b := range s.Backends {
 		if b.Backend != nil {
-			out = append(out, b.Backend.HostPort())
+			out = append(out, *b.Backend)
 		}
 	}
 	return out

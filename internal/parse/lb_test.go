@@ -60,7 +60,7 @@ func TestLBListSpecialRows(t *testing.T) {
 	eq(t, "slots incl. not found", s.SlotCount(), 2)
 	eq(t, "not found row", s.Backends[0].NotFound, true)
 	eq(t, "not found id", deref(s.Backends[0].BackendID), 99)
-	eq(t, "not found: no backend, no revnat", []any{s.Backends[0].Backend, s.Backends[0].RevNAT}, []any{(*L4Addr)(nil), (*int)(nil)})
+	eq(t, "not found: no backend, no revnat", []any{s.Backends[0].Backend, s.Backends[0].RevNAT}, []any{(*string)(nil), (*int)(nil)})
 	eq(t, "addrs skip not found", s.Addrs(), []string{"10.42.0.70:8080"})
 	eq(t, "session affinity flag", s.Flags, []string{"ClusterIP", "sessionAffinity", "non-routable"})
 	l7 := l.Frontend("192.168.56.200:443/TCP")

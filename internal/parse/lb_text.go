@@ -234,7 +234,6 @@ func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 	if err != nil {
 		return LBEntry{}, msg
 	}
-	be.Scope = nil // a backend has no scope
 	// Numbers in parentheses: (revnat) then, in the slot layout, (slot).
 	var nums []int
 	rest = strings.TrimSpace(rest)
@@ -291,7 +290,8 @@ func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 			rest = ""
 		}
 	} else {
-		e.Backend = &be
+		hp := be.HostPort()
+		e.Backend, e.BackendProtocol = &hp, be.Protocol
 	}
 	if rest != "" {
 		return LBEntry{}, msg

@@ -22,8 +22,9 @@ type NetstatConn struct {
 	// columns ("0.0.0.0:*" prints port 0).
 	Local   Addr `json:"local" expr:"local"`
 	Foreign Addr `json:"foreign" expr:"foreign"`
-	// State is ESTABLISHED, LISTEN, TIME_WAIT, ...; "" for udp.
-	State string `json:"state" expr:"state"`
+	// State is ESTABLISHED, LISTEN, TIME_WAIT, ...; null when not
+	// printed (udp).
+	State *string `json:"state" expr:"state"`
 	// Program is the "PID/Program name" column of -p ("1234/python3",
 	// "-"), null without -p.
 	Program *string `json:"program" expr:"program"`
@@ -91,7 +92,7 @@ func ParseNetstat(text string) (NetstatList, error) {
 		// A TCP row has a state; UDP rows usually do not. With -p the
 		// last column is "PID/Program name" or "-".
 		if len(rest) > 0 && isNetstatState(rest[0]) {
-			c.State = rest[0]
+			c.State = &rest[0]
 			rest = rest[1:]
 		}
 		if len(rest) > 0 {
