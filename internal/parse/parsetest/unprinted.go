@@ -34,6 +34,12 @@ import (
 // (".entries[].deny", "[].backends[].active"); its values are not checked.
 // Each finding is one line naming the path and the value, once per path.
 func Unprinted(text string, result any, derived ...string) ([]string, error) {
+	return unprinted(text, result, derived, nil)
+}
+
+// unprinted is Unprinted where a word of text that names (a key of names)
+// prints its number too.
+func unprinted(text string, result any, derived []string, names map[string]float64) ([]string, error) {
 	b, err := json.Marshal(result)
 	if err != nil {
 		return nil, err
@@ -43,9 +49,23 @@ func Unprinted(text string, result any, derived ...string) ([]string, error) {
 		return nil, err
 	}
 	nums := numericTokens(text)
+	for name, n := range names {
+		if regexp.MustCompile(`(^|[^\w-])` + regexp.QuoteMeta(name) + `($|[^\w-]|-[^\w])`).MatchString(text) {
+			nums[n] = true
+		}
+	}
 	lower := strings.ToLower(text)
 	flat := collapseSpace(text)
 	empty := emptyKeys(text)
+	found := map[string]bool{} // strings looked for, and whether the text has them
+	contains := func(x string) bool {
+		ok, seen := found[x]
+		if !seen {
+			ok = strings.Contains(flat, collapseSpace(x))
+			found[x] = ok
+		}
+		return ok
+	}
 	seen := map[string]bool{}
 	var out []string
 	add := func(path, why string) {
@@ -74,7 +94,7 @@ func Unprinted(text string, result any, derived ...string) ([]string, error) {
 				if !empty[normalize(key)] && !empty[normalize(last)] {
 					add(path, fmt.Sprintf(`is "", and the text prints no %q with an empty value: null if the text has nothing there`, key))
 				}
-			} else if !strings.Contains(flat, collapseSpace(x)) {
+			} else if !contains(x) {
 				add(path, fmt.Sprintf("is %q, which the text does not print", x))
 			}
 		case float64:
@@ -171,9 +191,19 @@ var TextDerived = map[string][]string{
 	"tc-filter-show": {".lines", ".filters[].head", ".filters[].directAction", ".filters[].jited"},
 }
 
-// UnprintedBeyond is Unprinted with the fields TextDerived lists for kind.
+// TextNames are the numbers, by parser kind, that a text prints by a name
+// the parser documents: cilium-dbg monitor without -n prints a reserved
+// identity by its name (pkg/identity/numericidentity.go's
+// NumericIdentity.String: "remote ID host" is identity 1).
+var TextNames = map[string]map[string]float64{
+	"cilium-monitor": {"unknown": 0, "host": 1, "world": 2, "unmanaged": 3, "health": 4, "init": 5,
+		"remote-node": 6, "kube-apiserver": 7, "ingress": 8, "world-ipv4": 9, "world-ipv6": 10},
+}
+
+// UnprintedBeyond is Unprinted with the fields TextDerived lists for kind,
+// and the numbers TextNames names for kind printed by their name.
 func UnprintedBeyond(kind, text string, result any) ([]string, error) {
-	return Unprinted(text, result, TextDerived[kind]...)
+	return unprinted(text, result, TextDerived[kind], TextNames[kind])
 }
 
 // spaceRE is a run of white space.

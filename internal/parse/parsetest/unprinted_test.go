@@ -107,3 +107,20 @@ func TestUnprintedBeyond(t *testing.T) {
 		t.Errorf("UnprintedBeyond for a kind with no such derived fields = %q, want both", got)
 	}
 }
+
+// A number printed by a name the parser documents (a reserved identity
+// of cilium-dbg monitor) is printed; the name must be a word of its own.
+func TestUnprintedNames(t *testing.T) {
+	res := struct {
+		Remote int `json:"remote"`
+	}{Remote: 1}
+	for text, want := range map[string]int{"remote ID host, proto 6": 0, "identity host->unknown: 10.0.0.1": 0, "remote ID hostname, proto 6": 1, "remote ID host-x": 1, "remote ID 7, proto 6": 1} {
+		got, err := UnprintedBeyond("cilium-monitor", text, res)
+		if err != nil || len(got) != want {
+			t.Errorf("UnprintedBeyond(%q) = %q, %v; want %d findings", text, got, err, want)
+		}
+	}
+	if got, _ := UnprintedBeyond("ss", "remote ID host", res); len(got) != 1 {
+		t.Errorf("a kind without names read host as 1: %q", got)
+	}
+}
