@@ -20,16 +20,16 @@ type Addr struct {
 	// Port is the port; 0 when printed as "*" (any port).
 	Port int `json:"port" expr:"port"`
 	// Zone is the interface of a scoped address ("fe80::1%eth0" gives
-	// "eth0"); usually "".
-	Zone string `json:"zone" expr:"zone"`
+	// "eth0"); null when the address has none (the usual case).
+	Zone *string `json:"zone" expr:"zone"`
 }
 
 // String returns "ip:port", with brackets around IPv6 ("[fd00::1]:80") and
 // the zone after a '%' when there is one.
 func (a Addr) String() string {
 	ip := a.IP
-	if a.Zone != "" {
-		ip += "%" + a.Zone
+	if a.Zone != nil {
+		ip += "%" + *a.Zone
 	}
 	if strings.Contains(a.IP, ":") {
 		return "[" + ip + "]:" + strconv.Itoa(a.Port)
@@ -175,10 +175,11 @@ func parseAddr(s string) (Addr, error) {
 	}
 	var a Addr
 	if i := strings.IndexByte(host, '%'); i >= 0 {
-		host, a.Zone = host[:i], host[i+1:]
-		if !validZone(a.Zone) {
+		zone := host[i+1:]
+		if !validZone(zone) {
 			return Addr{}, errAddr
 		}
+		host, a.Zone = host[:i], &zone
 	}
 	if host != "*" && !validIP(host) {
 		return Addr{}, errAddr
@@ -268,23 +269,34 @@ type L4Addr struct {
 	// Port the port.
 	IP   string `json:"ip" expr:"ip"`
 	Port int    `json:"port" expr:"port"`
-	// Protocol is "TCP", "UDP", "SCTP" or "ANY"; "" when not printed.
-	Protocol string `json:"protocol" expr:"protocol"`
-	// Scope is "external" or "internal" ("/i") for frontends; "" for
-	// backends.
-	Scope string `json:"scope" expr:"scope"`
+	// Protocol is "TCP", "UDP", "SCTP" or "ANY"; null when not printed
+	// (Cilium 1.15's tables, --revnat).
+	Protocol *string `json:"protocol" expr:"protocol"`
+	// Scope is "internal" for a frontend printed with "/i" and
+	// "external" for one without; null for backends and reverse NAT
+	// addresses, which have no scope.
+	Scope *string `json:"scope" expr:"scope"`
 }
 
 // String returns the address in Cilium's form "ip:port/PROTO[/i]".
 func (a L4Addr) String() string {
 	s := a.HostPort()
-	if a.Protocol != "" {
-		s += "/" + a.Protocol
+	if a.Protocol != nil {
+		s += "/" + *a.Protocol
 	}
-	if a.Scope == "internal" {
+	if a.Scope != nil && *a.Scope == "internal" {
 		s += "/i"
 	}
 	return s
+}
+
+// scopeOf is a frontend's scope as printed: "internal" with "/i",
+// "external" without.
+func scopeOf(internal bool) *string {
+	if internal {
+		return orNull("internal")
+	}
+	return orNull("external")
 }
 
 // HostPort returns "ip:port" ("[v6]:port"), the form the lab files use.
@@ -300,19 +312,16 @@ var errL4Addr = errors.New(`expected "ip:port[/PROTO][/i]"`)
 // (clustermesh backends), which is kept in IP.
 func ParseL4Addr(s string) (L4Addr, error) {
 	var a L4Addr
-	a.Scope = "external"
-	rest := s
-	if strings.HasSuffix(rest, "/i") {
-		a.Scope = "internal"
-		rest = rest[:len(rest)-2]
-	}
+	rest, internal := strings.CutSuffix(s, "/i")
+	a.Scope = scopeOf(internal)
 	// The protocol is after the last '/', which cannot be part of ip:port.
 	if i := strings.LastIndexByte(rest, '/'); i >= 0 {
-		a.Protocol = rest[i+1:]
+		proto := rest[i+1:]
 		rest = rest[:i]
-		if !isProtoName(a.Protocol) {
+		if !isProtoName(proto) {
 			return L4Addr{}, errL4Addr
 		}
+		a.Protocol = &proto
 	}
 	host, cluster := rest, ""
 	if at := strings.IndexByte(rest, '@'); at >= 0 {
@@ -329,7 +338,7 @@ func ParseL4Addr(s string) (L4Addr, error) {
 		host = rest[:at] + rest[end:]
 	}
 	ad, err := ParseAddr(host)
-	if err != nil || ad.IP == "*" || ad.Zone != "" {
+	if err != nil || ad.IP == "*" || ad.Zone != nil {
 		return L4Addr{}, errL4Addr
 	}
 	a.IP, a.Port = ad.IP+cluster, ad.Port

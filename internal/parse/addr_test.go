@@ -15,8 +15,8 @@ func TestParseAddr(t *testing.T) {
 		{"*:80", Addr{IP: "*", Port: 80}, "*:80"},
 		{"0.0.0.0:*", Addr{IP: "0.0.0.0"}, "0.0.0.0:0"},
 		{":::*", Addr{IP: "::"}, "[::]:0"},
-		{"[fe80::1%eth0]:22", Addr{IP: "fe80::1", Port: 22, Zone: "eth0"}, "[fe80::1%eth0]:22"},
-		{"10.0.0.1%lxc1:53", Addr{IP: "10.0.0.1", Port: 53, Zone: "lxc1"}, "10.0.0.1%lxc1:53"},
+		{"[fe80::1%eth0]:22", Addr{IP: "fe80::1", Port: 22, Zone: ptr("eth0")}, "[fe80::1%eth0]:22"},
+		{"10.0.0.1%lxc1:53", Addr{IP: "10.0.0.1", Port: 53, Zone: ptr("lxc1")}, "10.0.0.1%lxc1:53"},
 		{"::ffff:10.0.0.1:8080", Addr{IP: "::ffff:10.0.0.1", Port: 8080}, "[::ffff:10.0.0.1]:8080"},
 		{"1.2.3.4:65535", Addr{IP: "1.2.3.4", Port: 65535}, "1.2.3.4:65535"},
 	}
@@ -54,12 +54,12 @@ func TestAddrMatchAndUnmap(t *testing.T) {
 
 func TestParseL4Addr(t *testing.T) {
 	for in, want := range map[string]L4Addr{
-		"10.43.0.10:53/UDP":     {IP: "10.43.0.10", Port: 53, Protocol: "UDP", Scope: "external"},
-		"0.0.0.0:30780/TCP/i":   {IP: "0.0.0.0", Port: 30780, Protocol: "TCP", Scope: "internal"},
-		"[fd00::a]:53/UDP":      {IP: "fd00::a", Port: 53, Protocol: "UDP", Scope: "external"},
-		"10.43.0.10:53":         {IP: "10.43.0.10", Port: 53, Scope: "external"},
-		"10.0.0.1@2:80/TCP":     {IP: "10.0.0.1@2", Port: 80, Protocol: "TCP", Scope: "external"},
-		"[fd00::1@3]:80/SCTP/i": {IP: "fd00::1@3", Port: 80, Protocol: "SCTP", Scope: "internal"},
+		"10.43.0.10:53/UDP":     {IP: "10.43.0.10", Port: 53, Protocol: ptr("UDP"), Scope: ptr("external")},
+		"0.0.0.0:30780/TCP/i":   {IP: "0.0.0.0", Port: 30780, Protocol: ptr("TCP"), Scope: ptr("internal")},
+		"[fd00::a]:53/UDP":      {IP: "fd00::a", Port: 53, Protocol: ptr("UDP"), Scope: ptr("external")},
+		"10.43.0.10:53":         {IP: "10.43.0.10", Port: 53, Scope: ptr("external")},
+		"10.0.0.1@2:80/TCP":     {IP: "10.0.0.1@2", Port: 80, Protocol: ptr("TCP"), Scope: ptr("external")},
+		"[fd00::1@3]:80/SCTP/i": {IP: "fd00::1@3", Port: 80, Protocol: ptr("SCTP"), Scope: ptr("internal")},
 	} {
 		got, err := ParseL4Addr(in)
 		if err != nil {

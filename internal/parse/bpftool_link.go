@@ -16,18 +16,18 @@ type BpftoolLink struct {
 	// then derived from the kernel's enum bpf_link_type (11 = tcx,
 	// 13 = netkit) and TypeID is N.
 	Type string `json:"type" expr:"type"`
-	// TypeID is N of a link printed as "type N"; 0 when bpftool printed
-	// the type's name.
-	TypeID int `json:"typeID" expr:"typeID"`
+	// TypeID is N of a link printed as "type N"; null when bpftool
+	// printed the type's name.
+	TypeID *int `json:"typeID" expr:"typeID"`
 	// ProgID is the id of the program the link holds ("prog N").
 	ProgID int `json:"progID" expr:"progID"`
 	// Device, Ifindex and AttachType come from the indented detail lines
 	// of newer bpftool versions: "ifindex lxc3a6f7d4e8c73(26)
-	// attach_type tcx_ingress". Device and Ifindex are "" and null, and
-	// AttachType "", when no detail line printed them.
-	Device     string `json:"device" expr:"device"`
-	Ifindex    *int   `json:"ifindex" expr:"ifindex"`
-	AttachType string `json:"attachType" expr:"attachType"`
+	// attach_type tcx_ingress". Each is null when no detail line printed
+	// it (Device also when bpftool printed the index alone).
+	Device     *string `json:"device" expr:"device"`
+	Ifindex    *int    `json:"ifindex" expr:"ifindex"`
+	AttachType *string `json:"attachType" expr:"attachType"`
 	// Details holds every "key value" pair of the link's lines, raw, as
 	// printed ("prog" -> "4773", "attach_type" -> "tcx_ingress").
 	Details map[string]string `json:"details" expr:"details"`
@@ -87,12 +87,15 @@ func ParseBpftoolLinkShow(text string) (BpftoolLinks, error) {
 				switch f[i] {
 				case "ifindex":
 					if dev, idx, ok := parseDevIndex(f[i+1]); ok {
-						l.Device, l.Ifindex = dev, &idx
+						l.Ifindex = &idx
+						if dev != "" {
+							l.Device = &dev
+						}
 					} else if n, err := strconv.Atoi(f[i+1]); err == nil {
 						l.Ifindex = &n
 					}
 				case "attach_type":
-					l.AttachType = f[i+1]
+					l.AttachType = &f[i+1]
 				}
 			}
 			continue
@@ -106,10 +109,12 @@ func ParseBpftoolLinkShow(text string) (BpftoolLinks, error) {
 		f := strings.Fields(rest)
 		i := 0
 		if len(f) >= 2 && f[0] == "type" {
-			if l.TypeID, err = strconv.Atoi(f[1]); err != nil {
+			n, err := strconv.Atoi(f[1])
+			if err != nil {
 				return nil, newError(kindBpftoolLink, r.num, line, `expected "type N"`)
 			}
-			l.Type = bpfLinkTypes[l.TypeID]
+			l.TypeID = &n
+			l.Type = bpfLinkTypes[n]
 			if l.Type == "" {
 				l.Type = "type " + f[1]
 			}

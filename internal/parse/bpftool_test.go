@@ -162,7 +162,7 @@ func TestBpftoolLinkShow(t *testing.T) {
 	}
 	eq(t, "count", len(l), 3)
 	eq(t, "type 11 is tcx", l[0].Type, "tcx")
-	eq(t, "type id", l[0].TypeID, 11)
+	eq(t, "type id", deref(l[0].TypeID), 11)
 	eq(t, "tcx links", len(l.OfType("tcx")), 2)
 	eq(t, "xdp", l[2].Type, "xdp")
 	if l[0].ProgID == 0 {
@@ -173,7 +173,7 @@ func TestBpftoolLinkShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	ifindex := 26
-	eq(t, "newer", newer[0], BpftoolLink{ID: 29, Type: "tcx", ProgID: 4773, Device: "lxc3a6f7d4e8c73", Ifindex: &ifindex, AttachType: "tcx_ingress",
+	eq(t, "newer", newer[0], BpftoolLink{ID: 29, Type: "tcx", ProgID: 4773, Device: ptr("lxc3a6f7d4e8c73"), Ifindex: &ifindex, AttachType: ptr("tcx_ingress"),
 		Details: map[string]string{"prog": "4773", "ifindex": "lxc3a6f7d4e8c73(26)", "attach_type": "tcx_ingress"}})
 	_, err = ParseBpftoolLinkShow("\tifindex 3\n")
 	wantError(t, err, kindBpftoolLink, 1, "before any link")

@@ -11,8 +11,8 @@ const kindCgroupTree = "bpftool-cgroup-tree"
 // cgroup show PATH`).
 type CgroupProg struct {
 	// Cgroup is the cgroup path line the row is under ("/run/cilium/cgroupv2");
-	// "" for `cgroup show`, which prints no path.
-	Cgroup string `json:"cgroup" expr:"cgroup"`
+	// null for `cgroup show`, which prints no path.
+	Cgroup *string `json:"cgroup" expr:"cgroup"`
 	// ID is the program's id (the ID column), as bpftool prog show
 	// knows it.
 	ID int `json:"id" expr:"id"`
@@ -24,12 +24,12 @@ type CgroupProg struct {
 	// "sendmsg4", "recvmsg4", "getpeername4", "post_bind4", ...), which
 	// is what Cilium's socket LB docs and labs name.
 	Hook string `json:"hook" expr:"hook"`
-	// AttachFlags is the AttachFlags column: "multi", "override" or ""
-	// (attached without flags).
-	AttachFlags string `json:"attachFlags" expr:"attachFlags"`
-	// Name is the program's name ("cil_sock4_connect"); "" when bpftool
+	// AttachFlags is the AttachFlags column: "multi" or "override"; null
+	// when empty (attached without flags).
+	AttachFlags *string `json:"attachFlags" expr:"attachFlags"`
+	// Name is the program's name ("cil_sock4_connect"); null when bpftool
 	// printed none.
-	Name string `json:"name" expr:"name"`
+	Name *string `json:"name" expr:"name"`
 }
 
 // CgroupTree is the parsed `bpftool cgroup tree`.
@@ -114,7 +114,7 @@ func ParseCgroupTree(text string) (CgroupTree, error) {
 	}
 	out := CgroupTree{Programs: []CgroupProg{}}
 	r := newLineReader(text)
-	cgroup := ""
+	var cgroup *string
 	for {
 		line, ok := r.next()
 		if !ok {
@@ -125,7 +125,7 @@ func ParseCgroupTree(text string) (CgroupTree, error) {
 		case t == "", t == "CgroupPath", strings.HasPrefix(t, "ID ") && strings.Contains(t, "AttachType"):
 			continue
 		case strings.HasPrefix(t, "/"):
-			cgroup = t
+			cgroup = &t
 			continue
 		}
 		f := strings.Fields(t)
@@ -141,13 +141,13 @@ func ParseCgroupTree(text string) (CgroupTree, error) {
 		p := CgroupProg{Cgroup: cgroup, ID: id, AttachType: f[1], Hook: hook}
 		rest := f[2:]
 		if len(rest) > 0 && (rest[0] == "multi" || rest[0] == "override") {
-			p.AttachFlags, rest = rest[0], rest[1:]
+			p.AttachFlags, rest = &rest[0], rest[1:]
 		}
 		if len(rest) > 1 {
 			return CgroupTree{}, newError(kindCgroupTree, r.num, line, "more than one program name")
 		}
 		if len(rest) == 1 {
-			p.Name = rest[0]
+			p.Name = &rest[0]
 		}
 		out.Programs = append(out.Programs, p)
 	}

@@ -48,8 +48,9 @@ type CTEntry struct {
 	// clock (seconds or jiffies since boot), not a duration.
 	Expires int64 `json:"expires" expr:"expires"`
 	// Remaining is the seconds left, printed only by `ct list -d` as
-	// "(remaining: N sec(s))"; 0 when HasRemaining is false.
-	Remaining int64 `json:"remaining" expr:"remaining"`
+	// "(remaining: N sec(s))"; null when not printed (HasRemaining
+	// false).
+	Remaining *int64 `json:"remaining" expr:"remaining"`
 	// HasRemaining is whether "(remaining: N sec(s))" was printed.
 	HasRemaining bool `json:"hasRemaining" expr:"hasRemaining"`
 

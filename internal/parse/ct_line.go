@@ -100,7 +100,7 @@ func (p *ctParser) general(line string, e *CTEntry) error {
 			if err != nil || t.next() != "sec(s))" {
 				return errString(`expected "(remaining: N sec(s))"`)
 			}
-			e.Remaining, e.HasRemaining = n, true
+			e.Remaining, e.HasRemaining = &n, true
 			continue
 		}
 		return errString("unexpected " + strconv.Quote(shortToken(tok)) + `, expected key=value`)

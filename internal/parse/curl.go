@@ -39,23 +39,27 @@ type Curl struct {
 	ExitCode    *int `json:"exitCode" expr:"exitCode"`
 	HasExitCode bool `json:"hasExitCode" expr:"hasExitCode"`
 	// ErrorMsg is %{errormsg} (curl 7.75+), or the message of the last
-	// "curl: (N) message" line when -w printed none; "" on success.
-	ErrorMsg string `json:"errorMsg" expr:"errorMsg"`
+	// "curl: (N) message" line when -w printed none or printed it empty;
+	// "" when -w printed it empty (success) and no such line followed;
+	// null when neither printed one.
+	ErrorMsg *string `json:"errorMsg" expr:"errorMsg"`
 	// RemoteIP is %{remote_ip}, the address curl connected to last; ""
-	// when it connected nowhere or -w did not print it.
-	RemoteIP string `json:"remoteIP" expr:"remoteIP"`
+	// when it connected nowhere (printed empty); null when -w did not
+	// print it.
+	RemoteIP *string `json:"remoteIP" expr:"remoteIP"`
 	// RemotePort is %{remote_port}; null when -w did not print it or
 	// printed it empty.
 	RemotePort *int `json:"remotePort" expr:"remotePort"`
 	// LocalIP is %{local_ip}, the source address of curl's last
-	// connection; "" when there was none or -w did not print it.
-	LocalIP string `json:"localIP" expr:"localIP"`
+	// connection; "" when there was none (printed empty); null when -w
+	// did not print it.
+	LocalIP *string `json:"localIP" expr:"localIP"`
 	// LocalPort is %{local_port}, the source port of that connection;
 	// null when -w did not print it or printed it empty.
 	LocalPort *int `json:"localPort" expr:"localPort"`
 	// URL is %{url_effective} (the last URL after redirects), else %{url};
-	// "" when -w printed neither.
-	URL string `json:"url" expr:"url"`
+	// null when -w printed neither.
+	URL *string `json:"url" expr:"url"`
 	// TimeNamelookup, TimeConnect and TimeStarttransfer are
 	// %{time_namelookup}, %{time_connect} and %{time_starttransfer}:
 	// seconds from the start until the name was resolved, the TCP
@@ -125,8 +129,8 @@ func ParseCurl(text string) (Curl, error) {
 	if stderrCode >= 0 && !c.HasExitCode {
 		c.ExitCode, c.HasExitCode = &stderrCode, true
 	}
-	if stderrMsg != "" && c.ErrorMsg == "" {
-		c.ErrorMsg = stderrMsg
+	if stderrMsg != "" && (c.ErrorMsg == nil || *c.ErrorMsg == "") {
+		c.ErrorMsg = &stderrMsg
 	}
 	return c, nil
 }
@@ -321,12 +325,23 @@ func (c *Curl) fill() error {
 		}
 		c.SizeDownload = &n
 	}
-	c.ErrorMsg = c.Fields["errormsg"]
-	c.RemoteIP = c.Fields["remote_ip"]
-	c.LocalIP = c.Fields["local_ip"]
-	c.URL = c.Fields["url_effective"]
-	if c.URL == "" {
-		c.URL = c.Fields["url"]
+	c.ErrorMsg = c.printed("errormsg")
+	c.RemoteIP = c.printed("remote_ip")
+	c.LocalIP = c.printed("local_ip")
+	c.URL = c.printed("url_effective")
+	if c.URL == nil || *c.URL == "" {
+		if u := c.printed("url"); u != nil {
+			c.URL = u
+		}
+	}
+	return nil
+}
+
+// printed is the text of the variable name as -w printed it ("" when
+// printed empty), or null when -w did not print it.
+func (c *Curl) printed(name string) *string {
+	if v, ok := c.Fields[name]; ok {
+		return &v
 	}
 	return nil
 }

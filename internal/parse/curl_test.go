@@ -10,7 +10,7 @@ func TestCurlCaptures(t *testing.T) {
 	eq(t, "code", deref(ok.HTTPCode), 200)
 	eq(t, "exit", deref(ok.ExitCode), 0)
 	eq(t, "has exit", ok.HasExitCode, true)
-	eq(t, "remote", ok.RemoteIP+":"+itoa(*ok.RemotePort), "127.0.0.1:8080")
+	eq(t, "remote", *ok.RemoteIP+":"+itoa(*ok.RemotePort), "127.0.0.1:8080")
 	if ok.TimeTotal == nil || *ok.TimeTotal <= 0 || *ok.TimeTotal > 5 {
 		t.Errorf("time_total %v", deref(ok.TimeTotal))
 	}
@@ -20,7 +20,7 @@ func TestCurlCaptures(t *testing.T) {
 	}
 	eq(t, "000 is 0", deref(refused.HTTPCode), 0)
 	eq(t, "exit 7", deref(refused.ExitCode), 7)
-	eq(t, "message", refused.ErrorMsg, "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server")
+	eq(t, "message", deref(refused.ErrorMsg), "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server")
 	timeout, err := ParseCurl(input(t, "local/curl-w/kv-timeout.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +35,8 @@ func TestCurlCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "json code", deref(js.HTTPCode), 200)
-	eq(t, "json url", js.URL, "http://127.0.0.1:8080/")
-	eq(t, "json local ip", js.LocalIP, "127.0.0.1")
+	eq(t, "json url", deref(js.URL), "http://127.0.0.1:8080/")
+	eq(t, "json local ip", deref(js.LocalIP), "127.0.0.1")
 	eq(t, "json connects", deref(js.NumConnects), 1)
 	eq(t, "json raw", js.Fields["method"], "GET")
 	jr, err := ParseCurl(input(t, "local/curl-w/json-refused.txt"))
@@ -75,7 +75,7 @@ func TestCurlCodeTimeAndStderr(t *testing.T) {
 	eq(t, "time", deref(c.TimeTotal), 0.000512)
 	eq(t, "exit from stderr", deref(c.ExitCode), 7)
 	eq(t, "has exit", c.HasExitCode, true)
-	eq(t, "message", c.ErrorMsg, "Failed to connect to 10.43.7.7 port 80 after 0 ms: Couldn't connect to server")
+	eq(t, "message", deref(c.ErrorMsg), "Failed to connect to 10.43.7.7 port 80 after 0 ms: Couldn't connect to server")
 	eq(t, "fields only hold -w output", c.Fields, map[string]string{"http_code": "000", "time_total": "0.000512"})
 
 	ok, err := ParseCurl("200 0.004211")
@@ -95,7 +95,7 @@ func TestCurlCodeTimeAndStderr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "-w wins", []any{deref(both.ExitCode), both.ErrorMsg}, []any{7, "from -w"})
+	eq(t, "-w wins", []any{deref(both.ExitCode), deref(both.ErrorMsg)}, []any{7, "from -w"})
 
 	_, err = ParseCurl("200 fast\n")
 	wantError(t, err, kindCurl, 1, "CODE SECONDS")
@@ -109,5 +109,5 @@ func TestCurlJSONThenStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "exit from stderr", deref(c.ExitCode), 7)
-	eq(t, "json message kept", c.ErrorMsg, "see curl: (7) inside")
+	eq(t, "json message kept", deref(c.ErrorMsg), "see curl: (7) inside")
 }

@@ -107,7 +107,7 @@ func TestStatusHostRouting115(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "routing host", s.Routing.Host, "BPF")
+	eq(t, "routing host", deref(s.Routing.Host), "BPF")
 }
 
 // A cut last row of the service list is not a service without backends.
@@ -154,7 +154,7 @@ func TestLBListGroupedSlot(t *testing.T) {
 	}
 	eq(t, "layout", l.Layout, "grouped")
 	api := l.Frontend("10.96.0.1:443")
-	eq(t, "backend slot", api.Backends[0].Slot, 1)
+	eq(t, "backend slot", deref(api.Backends[0].Slot), 1)
 	eq(t, "backend", api.Addrs(), []string{"172.18.0.3:6443"})
 	eq(t, "slot 0", api.HasSlot0, true)
 	eq(t, "l7 proxy port", l.Frontend("10.96.193.7:443").HasSlot0, true)
@@ -225,8 +225,9 @@ func TestCgroupTreeSocketLBHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "hooks", old.Hooks(), []string{"connect4", "connect6", "post_bind4", "post_bind6", "sendmsg4", "sendmsg6", "recvmsg4", "recvmsg6"})
-	eq(t, "cgroup", old.Hook("cgroup_inet4_connect")[0].Cgroup, "/run/cilium/cgroupv2")
-	eq(t, "no name printed", old.Hook("connect4")[0].Name, "")
+	eq(t, "cgroup", deref(old.Hook("cgroup_inet4_connect")[0].Cgroup), "/run/cilium/cgroupv2")
+	eq(t, "no name printed", old.Hook("connect4")[0].Name, (*string)(nil))
+	eq(t, "no flags printed", old.Hook("connect4")[0].AttachFlags, (*string)(nil))
 	// bpftool 7: libbpf names, indented rows, flags and names.
 	text := "CgroupPath\nID       AttachType      AttachFlags     Name           \n/run/cilium/cgroupv2\n" +
 		"    1031     cgroup_inet4_connect multi           cil_sock4_connect              \n" +
@@ -235,8 +236,8 @@ func TestCgroupTreeSocketLBHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "connect4", now.Hook("connect4"), []CgroupProg{{Cgroup: "/run/cilium/cgroupv2", ID: 1031, AttachType: "cgroup_inet4_connect", Hook: "connect4", AttachFlags: "multi", Name: "cil_sock4_connect"}})
-	eq(t, "getpeername4", now.Hook("getpeername4")[0].Name, "cil_sock4_getpeername")
+	eq(t, "connect4", now.Hook("connect4"), []CgroupProg{{Cgroup: ptr("/run/cilium/cgroupv2"), ID: 1031, AttachType: "cgroup_inet4_connect", Hook: "connect4", AttachFlags: ptr("multi"), Name: ptr("cil_sock4_connect")}})
+	eq(t, "getpeername4", deref(now.Hook("getpeername4")[0].Name), "cil_sock4_getpeername")
 	_, err = ParseCgroupTree("/run/cilium/cgroupv2\n    1031     cgroup_inet4_conn\n")
 	wantError(t, err, kindCgroupTree, 2, `unknown attach type "cgroup_inet4_conn"`)
 	_, err = ParseCgroupTree("/run/cilium/cgroupv2\n    1031     cgroup_inet4_conn")
@@ -251,22 +252,22 @@ func TestLBListOtherListings(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "revnat mode", rev.Mode, "revnat")
-	eq(t, "revnat rows", rev.RevNATRows, []LBRevNATRow{{ID: 7, Address: L4Addr{IP: "10.43.77.5", Port: 80, Scope: "external"}},
-		{ID: 2, Address: L4Addr{IP: "fd00:10:96::a", Port: 53, Scope: "external"}}})
+	eq(t, "revnat rows", rev.RevNATRows, []LBRevNATRow{{ID: 7, Address: L4Addr{IP: "10.43.77.5", Port: 80}},
+		{ID: 2, Address: L4Addr{IP: "fd00:10:96::a", Port: 53}}})
 
 	be, err := ParseLBList("ID   BACKEND ADDRESS (REVNAT_ID) (SLOT)\n12   TCP://10.42.0.17\n13   UDP://10.42.0.18[zone-a]\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	eq(t, "backends mode", be.Mode, "backends")
-	eq(t, "backend rows", be.BackendRows, []LBBackendRow{{ID: 12, Protocol: "TCP", IP: "10.42.0.17"}, {ID: 13, Protocol: "UDP", IP: "10.42.0.18", Zone: "zone-a"}})
+	eq(t, "backend rows", be.BackendRows, []LBBackendRow{{ID: 12, Protocol: "TCP", IP: "10.42.0.17"}, {ID: 13, Protocol: "UDP", IP: "10.42.0.18", Zone: ptr("zone-a")}})
 
 	fe, err := ParseLBList("SERVICE ADDRESS         BACKEND ID\n10.43.77.5:80/TCP (0)   0 2[0] (7) [0x0 0x10]\n10.43.77.5:80/TCP (1)   14 0[0] (7) [0x0 0x0]\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	eq(t, "frontends mode", fe.Mode, "frontends")
-	eq(t, "slot 0", fe.FrontendRows[0], LBFrontendRow{Frontend: L4Addr{IP: "10.43.77.5", Port: 80, Protocol: "TCP", Scope: "external"}, Slot: 0, Count: 2, RevNAT: 7, Flags2: 0x10})
+	eq(t, "slot 0", fe.FrontendRows[0], LBFrontendRow{Frontend: L4Addr{IP: "10.43.77.5", Port: 80, Protocol: ptr("TCP"), Scope: ptr("external")}, Slot: 0, Count: 2, RevNAT: 7, Flags2: 0x10})
 	eq(t, "slot 1 backend id", fe.FrontendRows[1].BackendID, 14)
 	_, err = ParseLBList("SERVICE ADDRESS         BACKEND ID\n10.43.77.5:80/TCP (0)   0 2[0] (7) [0x0\n")
 	wantError(t, err, kindLBList, 2, "--frontends")
@@ -291,7 +292,7 @@ func TestRealLBListingsAndCgroupTree(t *testing.T) {
 	}
 	for hook, prog := range map[string]string{"connect4": "cil_sock4_connect", "sendmsg4": "cil_sock4_sendmsg",
 		"recvmsg4": "cil_sock4_recvmsg", "getpeername4": "cil_sock4_getpeername"} {
-		if p := cg.Hook(hook); len(p) != 1 || p[0].Name != prog {
+		if p := cg.Hook(hook); len(p) != 1 || deref(p[0].Name) != prog {
 			t.Errorf("%s: %+v, want one %s", hook, p, prog)
 		}
 	}

@@ -245,16 +245,16 @@ type EndpointListEntry struct {
 	// <unknown>, as printed.
 	PolicyIngress string `json:"policyIngress" expr:"policyIngress"`
 	PolicyEgress  string `json:"policyEgress" expr:"policyEgress"`
-	// Identity is the IDENTITY column, the security identity; 0 when
+	// Identity is the IDENTITY column, the security identity; null when
 	// Cilium printed "<no label id>" (no identity yet).
-	Identity int `json:"identity" expr:"identity"`
+	Identity *int `json:"identity" expr:"identity"`
 	// Labels are the LABELS column, one per table line
 	// ("k8s:app=web"); ["no labels"] is kept as printed.
 	Labels []string `json:"labels" expr:"labels"`
-	// IPv6 and IPv4 are the endpoint's addresses; "" when the column is
-	// empty (IPv6 off, or no address yet).
-	IPv6 string `json:"ipv6" expr:"ipv6"`
-	IPv4 string `json:"ipv4" expr:"ipv4"`
+	// IPv6 and IPv4 are the endpoint's addresses; null when the column
+	// is empty (IPv6 off, or no address yet).
+	IPv6 *string `json:"ipv6" expr:"ipv6"`
+	IPv4 *string `json:"ipv4" expr:"ipv4"`
 	// Status is the STATUS column: ready, waiting-for-identity,
 	// regenerating, ... (the endpoint's state).
 	Status string `json:"status" expr:"status"`
@@ -263,10 +263,11 @@ type EndpointListEntry struct {
 // EndpointList is the parsed `cilium-dbg endpoint list`.
 type EndpointList []EndpointListEntry
 
-// ByIPv4 returns the endpoint with that IPv4 address, or a zero entry.
+// ByIPv4 returns the endpoint with that IPv4 address, or a zero entry
+// (ID 0, identity null).
 func (l EndpointList) ByIPv4(ip string) EndpointListEntry {
 	for _, e := range l {
-		if e.IPv4 == ip {
+		if e.IPv4 != nil && *e.IPv4 == ip {
 			return e
 		}
 	}
@@ -329,11 +330,13 @@ func ParseEndpointList(text string) (EndpointList, error) {
 			return nil, newError(kindEndpointList, r.num, line, "expected a numeric endpoint id")
 		}
 		e := EndpointListEntry{ID: id, PolicyIngress: c[1], PolicyEgress: c[2], Labels: []string{},
-			IPv6: c[5], IPv4: c[6], Status: c[7]}
+			IPv6: orNull(c[5]), IPv4: orNull(c[6]), Status: c[7]}
 		if c[3] != "<no label id>" {
-			if e.Identity, err = strconv.Atoi(c[3]); err != nil {
+			n, err := strconv.Atoi(c[3])
+			if err != nil {
 				return nil, newError(kindEndpointList, r.num, line, "expected a numeric identity")
 			}
+			e.Identity = &n
 		}
 		if c[4] != "" {
 			e.Labels = append(e.Labels, c[4])

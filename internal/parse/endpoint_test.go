@@ -53,15 +53,15 @@ func TestEndpointList(t *testing.T) {
 	}
 	eq(t, "count", len(l), 4)
 	eq(t, "host labels", l[0].Labels, []string{"k8s:node-role.kubernetes.io/control-plane=true", "k8s:node.kubernetes.io/instance-type=k3s", "reserved:host"})
-	eq(t, "host has no IPv4 cell", l[0].IPv4, "")
+	eq(t, "host has no IPv4 cell", l[0].IPv4, (*string)(nil))
 	h := l.ByIPv4("10.42.0.40")
 	eq(t, "holder id", h.ID, 1234)
-	eq(t, "holder identity", h.Identity, 30125)
-	eq(t, "ipv6 column empty", h.IPv6, "")
+	eq(t, "holder identity", deref(h.Identity), 30125)
+	eq(t, "ipv6 column empty", h.IPv6, (*string)(nil))
 	eq(t, "status", h.Status, "ready")
 	eq(t, "HasLabel", h.HasLabel("k8s:app=holder"), true)
 	eq(t, "policy", l[2].PolicyIngress, "Enabled")
-	eq(t, "no label id", l[3].Identity, 0)
+	eq(t, "no label id", l[3].Identity, (*int)(nil))
 	eq(t, "waiting", l[3].Status, "waiting-for-identity")
 }
 

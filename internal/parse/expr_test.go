@@ -38,7 +38,7 @@ func TestExprLabExpressions(t *testing.T) {
 		want any
 	}{
 		{`status.kubeProxyReplacement`, "True"},
-		{`status.kubeProxyReplacementDetails.socketLBCoverage`, "Full"},
+		{`status.kubeProxyReplacementDetails.socketLBCoverage == "Full"`, true},
 		{`status.Field("Attach Mode")`, "TCX"},
 		{`svcs.Named("cca-dp", "web")[0].id`, ptr(7)},
 		{`svcs.Named("cca-dp", "web")[0].frontend.HostPort()`, "10.43.77.5:80"},

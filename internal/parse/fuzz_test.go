@@ -130,13 +130,13 @@ func FuzzParseAddr(f *testing.F) {
 		if a, err := ParseAddr(s); err == nil {
 			// String must parse back to the same address.
 			b, err := ParseAddr(a.String())
-			if err != nil || b != a {
+			if err != nil || !reflect.DeepEqual(b, a) {
 				t.Fatalf("ParseAddr(%q) = %+v; String %q reparses to %+v, %v", s, a, a.String(), b, err)
 			}
 		}
 		if a, err := ParseL4Addr(s); err == nil {
 			b, err := ParseL4Addr(a.String())
-			if err != nil || b != a {
+			if err != nil || !reflect.DeepEqual(b, a) {
 				t.Fatalf("ParseL4Addr(%q) = %+v; String %q reparses to %+v, %v", s, a, a.String(), b, err)
 			}
 		}
@@ -179,7 +179,7 @@ func FuzzFastPaths(f *testing.F) {
 		}
 		// what addr4 reads, parseAddr reads the same
 		if a, ok := addr4(s); ok {
-			if b, err := parseAddr(s); err != nil || a != b {
+			if b, err := parseAddr(s); err != nil || !reflect.DeepEqual(a, b) {
 				t.Errorf("addr4(%q) = %+v; parseAddr: %+v, %v", s, a, b, err)
 			}
 		}

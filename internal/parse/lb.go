@@ -21,30 +21,42 @@ type LBEntry struct {
 	// address, port, protocol and scope.
 	Frontend L4Addr `json:"frontend" expr:"frontend"`
 	// Slot is the key's "(N)": 0 for the service's own row, 1..N for
-	// backends; -1 in the old grouped layout, which printed no slots
-	// for backends.
-	Slot int `json:"slot" expr:"slot"`
-	// Backend is the backend of a slot 1..N row; the zero address (IP
-	// "", port 0) for slot 0 and for "backend N not found".
-	Backend L4Addr `json:"backend" expr:"backend"`
+	// backends; in the old grouped layout, which printed no slots, 0 for
+	// the service's 0.0.0.0:0 / [::]:0 value and null for backends.
+	Slot *int `json:"slot" expr:"slot"`
+	// Backend is the backend of a slot 1..N row as "ip:port"
+	// ("[fd00::1]:80" for IPv6), BackendProtocol its "/PROTO"; both are
+	// null for slot 0 and for "backend N not found", which print none
+	// (and BackendProtocol where Cilium 1.15 printed no protocol).
+	Backend         *string `json:"backend" expr:"backend"`
+	BackendProtocol *string `json:"backendProtocol" expr:"backendProtocol"`
 	// RevNAT is the "(N)" after the value's address, the service's ID
-	// (its reverse NAT entry); 0 for "backend N not found".
-	RevNAT int `json:"revNAT" expr:"revNAT"`
+	// (its reverse NAT entry); null for "backend N not found".
+	RevNAT *int `json:"revNAT" expr:"revNAT"`
 	// Flags are the bracketed flags of slot 0, e.g. ["ClusterIP",
 	// "non-routable"]; empty for other slots.
 	Flags []string `json:"flags" expr:"flags"`
 	// L7ProxyPort is the "(L7LB Proxy Port: N)" of slot 0 of an L7
-	// load-balanced service; 0 otherwise.
-	L7ProxyPort int `json:"l7ProxyPort" expr:"l7ProxyPort"`
+	// load-balanced service; null otherwise.
+	L7ProxyPort *int `json:"l7ProxyPort" expr:"l7ProxyPort"`
 	// NotFound is true for a "backend N not found" row: the slot names
 	// a backend ID the backends map does not hold; BackendID is then N
-	// (0 otherwise: other rows do not print the ID).
+	// (null otherwise: other rows do not print the ID).
 	NotFound  bool `json:"notFound" expr:"notFound"`
-	BackendID int  `json:"backendID" expr:"backendID"`
+	BackendID *int `json:"backendID" expr:"backendID"`
 }
 
 // IsService reports whether the row is the service's own (slot 0) entry.
-func (e LBEntry) IsService() bool { return e.Slot == 0 }
+func (e LBEntry) IsService() bool { return e.Slot != nil && *e.Slot == 0 }
+
+// slotOrder is the slot for sorting: a backend of the grouped layout,
+// which printed none, sorts after slot 0 in printed order.
+func (e LBEntry) slotOrder() int {
+	if e.Slot == nil {
+		return 1
+	}
+	return *e.Slot
+}
 
 // LBList is the parsed `cilium-dbg bpf lb list`. Rows are kept in printed
 // order, which is random: the command dumps a Go map. Use Services,
@@ -100,8 +112,8 @@ type LBBackendRow struct {
 	// "10.42.0.17").
 	Protocol string `json:"protocol" expr:"protocol"`
 	IP       string `json:"ip" expr:"ip"`
-	// Zone is the "[zone]" suffix; "" when not printed.
-	Zone string `json:"zone" expr:"zone"`
+	// Zone is the "[zone]" suffix; null when not printed.
+	Zone *string `json:"zone" expr:"zone"`
 }
 
 // LBRevNATRow is a row of `bpf lb list --revnat`: "7   10.43.77.5:80".
@@ -136,8 +148,8 @@ type LBService struct {
 func (s LBService) Addrs() []string {
 	out := []string{}
 	for _, b := range s.Backends {
-		if !b.NotFound {
-			out = append(out, b.Backend.HostPort())
+		if b.Backend != nil {
+			out = append(out, *b.Backend)
 		}
 	}
 	return out
@@ -159,7 +171,10 @@ func (l LBList) Services() []LBService {
 			keys = append(keys, k)
 		}
 		if e.IsService() {
-			s.HasSlot0, s.RevNAT, s.Flags = true, e.RevNAT, e.Flags
+			s.HasSlot0, s.Flags = true, e.Flags
+			if e.RevNAT != nil {
+				s.RevNAT = *e.RevNAT
+			}
 			if len(e.Flags) > 0 {
 				s.Type = e.Flags[0]
 			}
@@ -171,7 +186,7 @@ func (l LBList) Services() []LBService {
 	out := make([]LBService, 0, len(keys))
 	for _, k := range keys {
 		s := byKey[k]
-		sort.SliceStable(s.Backends, func(i, j int) bool { return s.Backends[i].Slot < s.Backends[j].Slot })
+		sort.SliceStable(s.Backends, func(i, j int) bool { return s.Backends[i].slotOrder() < s.Backends[j].slotOrder() })
 		out = append(out, *s)
 	}
 	return out
@@ -210,8 +225,8 @@ func (l LBList) Backends(fe string) []string { return l.Frontend(fe).Addrs() }
 //	10.96.0.10:53        0.0.0.0:0 (2) [ClusterIP]
 //	                     10.10.1.185:53 (2)
 //
-// In that layout the 0.0.0.0:0 / [::]:0 value is slot 0 and backends get
-// Slot -1.
+// In that layout the 0.0.0.0:0 / [::]:0 value is slot 0 and a backend's
+// Slot is null.
 //
 // `bpf lb list -o json` (a JSON object mapping each key to its list of
 // values, the same strings) is accepted too; entries are then sorted by key.

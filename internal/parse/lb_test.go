@@ -16,7 +16,7 @@ func TestLBListLab(t *testing.T) {
 	eq(t, "flags", web.Flags, []string{"ClusterIP", "non-routable"})
 	// Rows are shuffled in the input; backends come back by slot.
 	eq(t, "backends", l.Backends("10.43.77.5:80/TCP"), []string{"10.42.0.31:8080", "10.42.0.32:8080"})
-	eq(t, "slots", []int{web.Backends[0].Slot, web.Backends[1].Slot}, []int{1, 2})
+	eq(t, "slots", []any{deref(web.Backends[0].Slot), deref(web.Backends[1].Slot)}, []any{1, 2})
 	eq(t, "slot count", web.SlotCount(), 2)
 
 	ghost := l.Frontend("10.43.7.7:80/TCP")
@@ -59,14 +59,15 @@ func TestLBListSpecialRows(t *testing.T) {
 	s := l.Frontend("10.43.5.5:8080/TCP")
 	eq(t, "slots incl. not found", s.SlotCount(), 2)
 	eq(t, "not found row", s.Backends[0].NotFound, true)
-	eq(t, "not found id", s.Backends[0].BackendID, 99)
+	eq(t, "not found id", deref(s.Backends[0].BackendID), 99)
+	eq(t, "not found: no backend, no revnat", []any{s.Backends[0].Backend, s.Backends[0].RevNAT}, []any{(*string)(nil), (*int)(nil)})
 	eq(t, "addrs skip not found", s.Addrs(), []string{"10.42.0.70:8080"})
 	eq(t, "session affinity flag", s.Flags, []string{"ClusterIP", "sessionAffinity", "non-routable"})
 	l7 := l.Frontend("192.168.56.200:443/TCP")
 	eq(t, "l7 proxy port", l7.Backends, []LBEntry{})
 	for _, e := range l.Entries {
 		if e.Frontend.IP == "192.168.56.200" {
-			eq(t, "l7 port", e.L7ProxyPort, 15001)
+			eq(t, "l7 port", deref(e.L7ProxyPort), 15001)
 		}
 	}
 	eq(t, "ipv6", l.Backends("[fd00:10:96::a]:53/UDP"), []string{"[fd00:10:244::12]:53"})
@@ -91,7 +92,7 @@ func TestLBListGroupedLayout(t *testing.T) {
 	eq(t, "slot 0 found", s.HasSlot0, true)
 	eq(t, "flags", s.Flags, []string{"ClusterIP"})
 	eq(t, "backends", s.Addrs(), []string{"10.42.3.158:8443"})
-	eq(t, "backend slot unknown", s.Backends[0].Slot, -1)
+	eq(t, "backend slot not printed", s.Backends[0].Slot, (*int)(nil))
 	eq(t, "no flags in oldest form", l.Frontend("10.96.0.1:443").Flags, []string{})
 }
 

@@ -146,9 +146,9 @@ func (l *LBList) addOtherRow(line string) (mode string, ok bool, err error) {
 			return "", false, errString(`expected "ID   PROTO://ip" (--backends) or "ID   ip:port" (--revnat)`)
 		}
 		if proto, addr, isBackend := strings.Cut(value, "://"); isBackend {
-			ip, zone := addr, ""
+			ip, zone := addr, (*string)(nil)
 			if i := strings.IndexByte(addr, '['); i > 0 && strings.HasSuffix(addr, "]") {
-				ip, zone = addr[:i], addr[i+1:len(addr)-1]
+				ip, zone = addr[:i], orNull(addr[i+1:len(addr)-1])
 			}
 			if !isProtoName(proto) && proto != "ANY" || !validIP(ip) {
 				return "", false, errString(`expected "ID   PROTO://ip[zone]" (--backends)`)
@@ -160,6 +160,7 @@ func (l *LBList) addOtherRow(line string) (mode string, ok bool, err error) {
 		if err != nil {
 			return "", false, errString(`expected "ID   ip:port" (--revnat)`)
 		}
+		a.Scope = nil // a reverse NAT address has no scope
 		l.RevNATRows = append(l.RevNATRows, LBRevNATRow{ID: id, Address: a})
 		return "revnat", true, nil
 	}
@@ -215,14 +216,17 @@ func isParenInt(s string) bool {
 //	0.0.0.0:0 (26) [ClusterIP]   /   10.42.2.234:44134 (26)  grouped layout
 func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 	const msg = errString(`expected "ip:port[/PROTO] (revnat) (slot) [flags]" or "backend N not found"`)
-	e := LBEntry{Frontend: fe, Slot: slot, Flags: []string{}}
+	e := LBEntry{Frontend: fe, Flags: []string{}}
+	if slot >= 0 {
+		e.Slot = &slot
+	}
 	if rest, ok := strings.CutPrefix(v, "backend "); ok {
 		id, ok := strings.CutSuffix(rest, " not found")
 		n, err := strconv.Atoi(id)
 		if !ok || err != nil {
 			return LBEntry{}, msg
 		}
-		e.NotFound, e.BackendID = true, n
+		e.NotFound, e.BackendID = true, &n
 		return e, nil
 	}
 	addr, rest := cutField(v)
@@ -230,7 +234,6 @@ func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 	if err != nil {
 		return LBEntry{}, msg
 	}
-	be.Scope = ""
 	// Numbers in parentheses: (revnat) then, in the slot layout, (slot).
 	var nums []int
 	rest = strings.TrimSpace(rest)
@@ -246,7 +249,7 @@ func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 	if len(nums) == 0 || len(nums) > 2 {
 		return LBEntry{}, msg
 	}
-	e.RevNAT = nums[0]
+	e.RevNAT = &nums[0]
 	isService := be.Port == 0 && (be.IP == "0.0.0.0" || be.IP == "::")
 	if slot >= 0 {
 		if len(nums) != 2 || nums[1] != slot {
@@ -255,14 +258,17 @@ func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 	} else if len(nums) == 2 {
 		// The grouped layout of 1.15 prints the slot in the value:
 		// "172.18.0.3:6443 (1) (1)".
-		e.Slot = nums[1]
-		if isService != (e.Slot == 0) {
+		e.Slot = &nums[1]
+		if isService != (nums[1] == 0) {
 			return LBEntry{}, errString("slot 0 is the service's own 0.0.0.0:0 / [::]:0 entry, and only it")
 		}
 	} else if isService {
-		e.Slot = 0
+		// the grouped layout without slots: 0.0.0.0:0 is the service's
+		// own row, slot 0
+		zero := 0
+		e.Slot = &zero
 	}
-	if e.Slot == 0 {
+	if e.IsService() {
 		if strings.HasPrefix(rest, "[") {
 			end := strings.IndexByte(rest, ']')
 			if end < 0 {
@@ -280,11 +286,12 @@ func parseLBValue(v string, fe L4Addr, slot int) (LBEntry, error) {
 			if err != nil || !strings.HasSuffix(p, ")") {
 				return LBEntry{}, msg
 			}
-			e.L7ProxyPort = n
+			e.L7ProxyPort = &n
 			rest = ""
 		}
 	} else {
-		e.Backend = be
+		hp := be.HostPort()
+		e.Backend, e.BackendProtocol = &hp, be.Protocol
 	}
 	if rest != "" {
 		return LBEntry{}, msg

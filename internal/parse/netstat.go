@@ -22,11 +22,12 @@ type NetstatConn struct {
 	// columns ("0.0.0.0:*" prints port 0).
 	Local   Addr `json:"local" expr:"local"`
 	Foreign Addr `json:"foreign" expr:"foreign"`
-	// State is ESTABLISHED, LISTEN, TIME_WAIT, ...; "" for udp.
-	State string `json:"state" expr:"state"`
+	// State is ESTABLISHED, LISTEN, TIME_WAIT, ...; null when not
+	// printed (udp).
+	State *string `json:"state" expr:"state"`
 	// Program is the "PID/Program name" column of -p ("1234/python3",
-	// "-"), "" without -p.
-	Program string `json:"program" expr:"program"`
+	// "-"), null without -p.
+	Program *string `json:"program" expr:"program"`
 }
 
 // NetstatList is the parsed netstat output.
@@ -91,11 +92,12 @@ func ParseNetstat(text string) (NetstatList, error) {
 		// A TCP row has a state; UDP rows usually do not. With -p the
 		// last column is "PID/Program name" or "-".
 		if len(rest) > 0 && isNetstatState(rest[0]) {
-			c.State = rest[0]
+			c.State = &rest[0]
 			rest = rest[1:]
 		}
 		if len(rest) > 0 {
-			c.Program = strings.Join(rest, " ")
+			p := strings.Join(rest, " ")
+			c.Program = &p
 		}
 		out = append(out, c)
 	}

@@ -8,7 +8,7 @@ func TestNetstatCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "count", len(bb), 6)
-	eq(t, "row", bb[0], NetstatConn{Proto: "tcp", Local: Addr{IP: "127.0.0.1", Port: 40404}, Foreign: Addr{IP: "127.0.0.1", Port: 8080}, State: "ESTABLISHED"})
+	eq(t, "row", bb[0], NetstatConn{Proto: "tcp", Local: Addr{IP: "127.0.0.1", Port: 40404}, Foreign: Addr{IP: "127.0.0.1", Port: 8080}, State: ptr("ESTABLISHED")})
 	eq(t, "bare v6", bb[3].Local, Addr{IP: "::1", Port: 53120})
 	eq(t, "mapped (busybox)", bb[4].Local, Addr{IP: "::ffff:127.0.0.1", Port: 8081})
 	eq(t, "unmap", bb[4].Foreign.Unmap().String(), "127.0.0.1:52410")
@@ -28,7 +28,7 @@ func TestNetstatCaptures(t *testing.T) {
 	}
 	eq(t, "any addr any port", ls[2].Foreign, Addr{IP: "::"})
 	eq(t, "listen", ls[2].Local, Addr{IP: "::", Port: 8081})
-	eq(t, "state", ls[0].State, "LISTEN")
+	eq(t, "state", deref(ls[0].State), "LISTEN")
 }
 
 func TestNetstatShapes(t *testing.T) {
@@ -39,9 +39,9 @@ func TestNetstatShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "program", l[0].Program, "17/python3")
-	eq(t, "udp no state", l[1].State, "")
-	eq(t, "udp program", l[1].Program, "-")
+	eq(t, "program", deref(l[0].Program), "17/python3")
+	eq(t, "udp no state", l[1].State, (*string)(nil))
+	eq(t, "udp program", deref(l[1].Program), "-")
 	eq(t, "mapped peer", len(l.Match("10.42.0.40:40404")), 2)
 	_, err = ParseNetstat("Kernel IP routing table\n")
 	wantError(t, err, kindNetstat, 1, "PROTO RECV-Q")

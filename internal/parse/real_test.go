@@ -98,7 +98,7 @@ func TestRealCapturesLab(t *testing.T) {
 	eq(t, "backend is one of web's", slices.Contains(svcBackends, backend), true)
 	eq(t, "socket_peer (holder netstat)", holderNet.Match(client)[0].Foreign.Unmap().String(), backend)
 	eq(t, "backend sees holder:40404 (no SNAT)", len(backendNet.Match(client)), 1)
-	eq(t, "socket_lb_coverage", status.KubeProxyReplacementDetails.SocketLBCoverage, "Full")
+	eq(t, "socket_lb_coverage", deref(status.KubeProxyReplacementDetails.SocketLBCoverage), "Full")
 
 	// (5) endpoint -> device -> tcx program; no tc filter; policy map.
 	dev := ep[0].Networking.InterfaceName
@@ -111,7 +111,7 @@ func TestRealCapturesLab(t *testing.T) {
 	eq(t, "tc_filter_lines", tc.Lines, 0)
 	eq(t, "policy_map", maps.PolicyMap(ep[0].ID), fmt.Sprintf("cilium_policy_v3_%05d", ep[0].ID))
 	eq(t, "endpoint list agrees", eps.ByIPv4(holderIP).ID, ep[0].ID)
-	eq(t, "attach mode", status.AttachMode, "TCX")
+	eq(t, "attach mode", deref(status.AttachMode), "TCX")
 
 	// (6) NodePort: one 0.0.0.0:30780 entry, no listener, no iptables line.
 	np := svcs.Frontend("0.0.0.0:30780/TCP")
@@ -136,7 +136,7 @@ func TestRealCapturesLab(t *testing.T) {
 	merged, err := ParseCurl(input(t, "real/pod_probe_curl_ghost.txt") + input(t, "real/pod_probe_curl_ghost.txt.stderr"))
 	must(err)
 	eq(t, "curl_exit from stderr", deref(merged.ExitCode), 7)
-	eq(t, "curl message", merged.ErrorMsg[:17], "Failed to connect")
+	eq(t, "curl message", (*merged.ErrorMsg)[:17], "Failed to connect")
 	if ghostCurl.TimeTotal == nil || *ghostCurl.TimeTotal > 1 {
 		t.Errorf("ghost curl took %v s; socket LB should refuse at once", deref(ghostCurl.TimeTotal))
 	}
@@ -184,14 +184,14 @@ func TestRealAgentAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "KubeProxyReplacement", st.KubeProxyReplacement, "True")
-	eq(t, "Socket LB Coverage", st.KubeProxyReplacementDetails.SocketLBCoverage, "Full")
+	eq(t, "Socket LB Coverage", deref(st.KubeProxyReplacementDetails.SocketLBCoverage), "Full")
 	svcs, err := ParseServiceList(input(t, "real/agent_api_service.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	web := 0
 	for _, s := range svcs {
-		if s.Namespace == "cca-dp" && s.Name == "web" && s.Type == "ClusterIP" {
+		if deref(s.Namespace) == "cca-dp" && deref(s.Name) == "web" && s.Type == "ClusterIP" {
 			web++
 			eq(t, "web's backends after the solve's scale-up", len(s.Backends), 4)
 		}

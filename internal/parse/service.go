@@ -39,15 +39,15 @@ type Service struct {
 	// without the table's " (Remote)".
 	Type string `json:"type" expr:"type"`
 	// Name and Namespace are the Kubernetes Service's (spec.flags);
-	// "" from the table, which does not print them.
-	Name      string `json:"name" expr:"name"`
-	Namespace string `json:"namespace" expr:"namespace"`
+	// null from the table, which does not print them.
+	Name      *string `json:"name" expr:"name"`
+	Namespace *string `json:"namespace" expr:"namespace"`
 	// TrafficPolicy, ExtTrafficPolicy and IntTrafficPolicy are the
 	// Service's traffic policies, "Cluster" or "Local" (TrafficPolicy is
-	// the deprecated copy of ExtTrafficPolicy); "" from the table.
-	TrafficPolicy    string `json:"trafficPolicy" expr:"trafficPolicy"`
-	ExtTrafficPolicy string `json:"extTrafficPolicy" expr:"extTrafficPolicy"`
-	IntTrafficPolicy string `json:"intTrafficPolicy" expr:"intTrafficPolicy"`
+	// the deprecated copy of ExtTrafficPolicy); null from the table.
+	TrafficPolicy    *string `json:"trafficPolicy" expr:"trafficPolicy"`
+	ExtTrafficPolicy *string `json:"extTrafficPolicy" expr:"extTrafficPolicy"`
+	IntTrafficPolicy *string `json:"intTrafficPolicy" expr:"intTrafficPolicy"`
 	// NatPolicy is flags.natPolicy, "Nat46" or "Nat64" for a service
 	// whose backends are of the other IP family; null when Cilium
 	// printed none: it omits the key for a service without NAT46/64
@@ -72,11 +72,11 @@ type Service struct {
 // Backend is one backend of a Service.
 type Backend struct {
 	// IP, Port and Protocol are the backend's address ("10.42.0.21"),
-	// port and protocol ("TCP"; "" when Cilium 1.15's table printed
+	// port and protocol ("TCP"; null when Cilium 1.15's table printed
 	// none).
-	IP       string `json:"ip" expr:"ip"`
-	Port     int    `json:"port" expr:"port"`
-	Protocol string `json:"protocol" expr:"protocol"`
+	IP       string  `json:"ip" expr:"ip"`
+	Port     int     `json:"port" expr:"port"`
+	Protocol *string `json:"protocol" expr:"protocol"`
 	// NodeName is nodeName, the node the backend runs on (its
 	// EndpointSlice endpoint's nodeName); null when Cilium printed none:
 	// it omits the key for a backend without one (an endpoint with no
@@ -136,7 +136,7 @@ func (l ServiceList) Frontend(fe string) Service {
 func (l ServiceList) Named(namespace, name string) ServiceList {
 	out := ServiceList{}
 	for _, s := range l {
-		if s.Namespace == namespace && s.Name == name {
+		if s.Namespace != nil && *s.Namespace == namespace && s.Name != nil && *s.Name == name {
 			out = append(out, s)
 		}
 	}
@@ -149,10 +149,10 @@ func frontendMatch(a L4Addr, query string) bool {
 	if err != nil {
 		return false
 	}
-	if canonIP(a.IP) != canonIP(q.IP) || a.Port != q.Port || a.Scope != q.Scope {
+	if canonIP(a.IP) != canonIP(q.IP) || a.Port != q.Port || (a.Scope == nil) != (q.Scope == nil) || a.Scope != nil && *a.Scope != *q.Scope {
 		return false
 	}
-	return q.Protocol == "" || a.Protocol == "" || strings.EqualFold(a.Protocol, q.Protocol)
+	return q.Protocol == nil || a.Protocol == nil || strings.EqualFold(*a.Protocol, *q.Protocol)
 }
 
 // ParseServiceList parses `cilium-dbg service list`, either the -o json
@@ -177,15 +177,15 @@ type jsonService struct {
 type jsonServiceSpec struct {
 	ID              *int `json:"id"`
 	FrontendAddress *struct {
-		IP       string `json:"ip"`
-		Port     int    `json:"port"`
-		Protocol string `json:"protocol"`
-		Scope    string `json:"scope"`
+		IP       string  `json:"ip"`
+		Port     int     `json:"port"`
+		Protocol *string `json:"protocol"`
+		Scope    *string `json:"scope"`
 	} `json:"frontend-address"`
 	BackendAddresses []*struct {
 		IP        *string `json:"ip"`
 		Port      int     `json:"port"`
-		Protocol  string  `json:"protocol"`
+		Protocol  *string `json:"protocol"`
 		NodeName  *string `json:"nodeName"`
 		Zone      *string `json:"zone"`
 		State     string  `json:"state"`
@@ -194,11 +194,11 @@ type jsonServiceSpec struct {
 	} `json:"backend-addresses"`
 	Flags *struct {
 		Type                string  `json:"type"`
-		Name                string  `json:"name"`
-		Namespace           string  `json:"namespace"`
-		TrafficPolicy       string  `json:"trafficPolicy"`
-		ExtTrafficPolicy    string  `json:"extTrafficPolicy"`
-		IntTrafficPolicy    string  `json:"intTrafficPolicy"`
+		Name                *string `json:"name"`
+		Namespace           *string `json:"namespace"`
+		TrafficPolicy       *string `json:"trafficPolicy"`
+		ExtTrafficPolicy    *string `json:"extTrafficPolicy"`
+		IntTrafficPolicy    *string `json:"intTrafficPolicy"`
 		NatPolicy           *string `json:"natPolicy"`
 		HealthCheckNodePort *int    `json:"healthCheckNodePort"`
 		Cluster             *string `json:"cluster"`

@@ -11,13 +11,13 @@ func TestServiceListJSONLab(t *testing.T) {
 	web := l.Named("cca-dp", "web")
 	eq(t, "web frontends", len(web), 1)
 	eq(t, "web id", web[0].ID, ptr(7))
-	eq(t, "web frontend", web[0].Frontend, L4Addr{IP: "10.43.77.5", Port: 80, Protocol: "TCP", Scope: "external"})
+	eq(t, "web frontend", web[0].Frontend, L4Addr{IP: "10.43.77.5", Port: 80, Protocol: ptr("TCP"), Scope: ptr("external")})
 	eq(t, "web frontend text", web[0].Frontend.HostPort(), "10.43.77.5:80")
 	eq(t, "web backends", web[0].BackendAddrs(), []string{"10.42.0.31:8080", "10.42.0.32:8080"})
 	weight := 100
-	eq(t, "backend fields", web[0].Backends[0], Backend{IP: "10.42.0.31", Port: 8080, Protocol: "TCP", NodeName: ptr("lab-node"), State: "active", Preferred: true, Weight: &weight})
+	eq(t, "backend fields", web[0].Backends[0], Backend{IP: "10.42.0.31", Port: 8080, Protocol: ptr("TCP"), NodeName: ptr("lab-node"), State: "active", Preferred: true, Weight: &weight})
 	eq(t, "type", web[0].Type, "ClusterIP")
-	eq(t, "policy", web[0].ExtTrafficPolicy, "Cluster")
+	eq(t, "policy", deref(web[0].ExtTrafficPolicy), "Cluster")
 
 	ghost := l.Named("cca-dp", "ghost")[0]
 	// "backend-addresses": null becomes an empty list.
@@ -86,7 +86,7 @@ func TestServiceListOmittedKeysAreNull(t *testing.T) {
 	// A frontend Cilium has not written to the datapath has ID 0: the
 	// JSON omits it, the table prints 0.
 	noID := js.Frontend("0.0.0.0:31080/TCP")
-	eq(t, "frontend without an ID", []any{noID.Name, noID.ID}, []any{"front", (*int)(nil)})
+	eq(t, "frontend without an ID", []any{deref(noID.Name), noID.ID}, []any{"front", (*int)(nil)})
 	proxy := js.Named("shop", "checkout")[0].Backends[1]
 	eq(t, "proxy backend", proxy.HostPort(), "127.0.0.1:15001")
 	eq(t, "proxy backend has no node", proxy.NodeName, (*string)(nil))
@@ -134,7 +134,7 @@ func TestServiceListTable115(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "protocol not printed", l[0].Frontend, L4Addr{IP: "10.43.77.5", Port: 80, Scope: "external"})
+	eq(t, "protocol not printed", l[0].Frontend, L4Addr{IP: "10.43.77.5", Port: 80, Scope: ptr("external")})
 	eq(t, "backends", l[0].BackendAddrs(), []string{"10.42.0.31:8080", "10.42.0.32:8080"})
 	eq(t, "preferred", l[0].Backends[1].Preferred, true)
 	eq(t, "ghost", len(l[1].Backends), 0)

@@ -10,8 +10,8 @@ const kindSS = "ss"
 // Socket is one line of `ss -tn`, `ss -tln`, `ss -Htlnp` and friends.
 type Socket struct {
 	// Netid is the Netid column, "tcp", "udp", ..., when printed (ss -a
-	// or -tu); "" otherwise.
-	Netid string `json:"netid" expr:"netid"`
+	// or -tu); null otherwise.
+	Netid *string `json:"netid" expr:"netid"`
 	// State is LISTEN, ESTAB, TIME-WAIT, UNCONN, ...; null when ss
 	// printed no State column, as with a state filter (`ss -tn state
 	// established`), whose text is not in the output.
@@ -27,8 +27,8 @@ type Socket struct {
 	Local Addr `json:"local" expr:"local"`
 	Peer  Addr `json:"peer" expr:"peer"`
 	// Process is the users:(("name",pid=N,fd=M)) column of -p, as
-	// printed; "" without -p.
-	Process string `json:"process" expr:"process"`
+	// printed; null without -p (or for a socket of no process).
+	Process *string `json:"process" expr:"process"`
 	// Info holds the indented lines that -e/-i/-m print under a socket.
 	Info []string `json:"info" expr:"info"`
 }
@@ -107,7 +107,7 @@ func parseSSLine(line string, f []string) (Socket, error) {
 	s := Socket{Info: []string{}}
 	i := 0
 	if !ssStates[f[0]] && !isDigits(f[0]) {
-		s.Netid = f[0]
+		s.Netid = &f[0]
 		i = 1
 	}
 	if i < len(f) && ssStates[f[i]] {
@@ -136,7 +136,8 @@ func parseSSLine(line string, f []string) (Socket, error) {
 			rest = strings.TrimLeft(rest, " \t")
 			rest = rest[len(f[k]):]
 		}
-		s.Process = strings.TrimSpace(rest)
+		p := strings.TrimSpace(rest)
+		s.Process = &p
 	}
 	return s, nil
 }

@@ -29,7 +29,7 @@ func TestSSLocalCaptures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "process", strings.HasPrefix(p[0].Process, `users:(("python3",pid=`), true)
+	eq(t, "process", strings.HasPrefix(*p[0].Process, `users:(("python3",pid=`), true)
 	eq(t, "mapped", p[4].Local.Unmap().String(), "127.0.0.1:8081")
 	eq(t, "Match holder port", len(p.Match(":40404")), 2)
 	eq(t, "Match mapped peer by v4", len(p.Match("127.0.0.1:52410")), 2)
@@ -50,12 +50,12 @@ func TestSSShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "netid", l[0].Netid, "tcp")
-	eq(t, "zone", l[0].Local, Addr{IP: "fe80::1", Port: 22, Zone: "eth0"})
+	eq(t, "netid", deref(l[0].Netid), "tcp")
+	eq(t, "zone", l[0].Local, Addr{IP: "fe80::1", Port: 22, Zone: ptr("eth0")})
 	eq(t, "zone string", l[0].Local.String(), "[fe80::1%eth0]:22")
-	eq(t, "v4 zone", l[1].Local, Addr{IP: "10.0.0.1", Port: 53, Zone: "eth0"})
-	eq(t, "process with space", l[1].Process, `users:(("my daemon",pid=12,fd=3))`)
-	eq(t, "no netid", l[2].Netid, "")
+	eq(t, "v4 zone", l[1].Local, Addr{IP: "10.0.0.1", Port: 53, Zone: ptr("eth0")})
+	eq(t, "process with space", deref(l[1].Process), `users:(("my daemon",pid=12,fd=3))`)
+	eq(t, "no netid", l[2].Netid, (*string)(nil))
 	eq(t, "info line", l[2].Info, []string{"cubic wscale:7,7 rto:204"})
 	_, err = ParseSS("LISTEN 0 5 127.0.0.1:8080\n")
 	wantError(t, err, kindSS, 1, "[STATE] RECV-Q")

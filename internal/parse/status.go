@@ -25,8 +25,7 @@ type Status struct {
 	KubeProxyReplacementDetails KPRDetails `json:"kubeProxyReplacementDetails" expr:"kubeProxyReplacementDetails"`
 
 	// Routing is the "Routing:" line: how pod traffic crosses nodes and
-	// reaches the host; its Network and Host are "" when the line is
-	// missing.
+	// reaches the host; its fields are null when the line is missing.
 	Routing StatusRouting `json:"routing" expr:"routing"`
 	// Masquerading is the "Masquerading:" line's value, e.g. "BPF
 	// [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]" or
@@ -36,11 +35,11 @@ type Status struct {
 	// has run).
 	Masquerading *string `json:"masquerading" expr:"masquerading"`
 	// AttachMode is "TCX" or "Legacy TC", how Cilium attaches its tc
-	// programs (1.16+); "" when not printed.
-	AttachMode string `json:"attachMode" expr:"attachMode"`
+	// programs (1.16+); null when not printed.
+	AttachMode *string `json:"attachMode" expr:"attachMode"`
 	// DeviceMode is the operational datapath mode ("veth", "netkit",
-	// "netkit-l2").
-	DeviceMode string `json:"deviceMode" expr:"deviceMode"`
+	// "netkit-l2"; 1.16+); null when not printed.
+	DeviceMode *string `json:"deviceMode" expr:"deviceMode"`
 	// DeviceModeConfigured is the configured datapath mode ("auto")
 	// where it differs from DeviceMode, as "veth [Configured: auto]"
 	// prints it (with -o json, configured-datapath-mode when it is not
@@ -88,36 +87,39 @@ type StatusDevice struct {
 // StatusRouting is "Routing: Network: Tunnel [vxlan] Host: BPF".
 type StatusRouting struct {
 	// Network is "Native" (pod traffic routed as is) or "Tunnel"
-	// (encapsulated between nodes).
-	Network string `json:"network" expr:"network"`
+	// (encapsulated between nodes); null when not printed (1.15 prints
+	// only "Host Routing:").
+	Network *string `json:"network" expr:"network"`
 	// TunnelProtocol is the tunnel's protocol in brackets after Tunnel,
 	// "vxlan" or "geneve" (with -o json, tunnel-protocol for Tunnel
 	// routing); null for Native, for which status prints none, and when
 	// the line is missing.
 	TunnelProtocol *string `json:"tunnelProtocol" expr:"tunnelProtocol"`
 	// Host is "BPF" (host routing in eBPF) or "Legacy" (through the
-	// host's stack).
-	Host string `json:"host" expr:"host"`
+	// host's stack); null when not printed.
+	Host *string `json:"host" expr:"host"`
 }
 
 // KPRDetails is the "KubeProxyReplacement Details:" block of
-// `status --verbose`. Lines Cilium did not print are "" (null for the
-// lines only some versions or modes print).
+// `status --verbose`. Lines Cilium did not print are null.
 type KPRDetails struct {
 	// Present is false when the output has no details block (status
 	// without --verbose).
 	Present bool `json:"present" expr:"present"`
 	// Status is the "Status:" line, "True" or "False": whether
-	// kube-proxy replacement is on; "" when not printed.
-	Status string `json:"status" expr:"status"`
+	// kube-proxy replacement is on; null when not printed.
+	Status *string `json:"status" expr:"status"`
 	// SocketLB is "Socket LB:", "Enabled" or "Disabled": whether
-	// services are load-balanced at connect() (socket LB).
-	SocketLB string `json:"socketLB" expr:"socketLB"`
-	// SocketLBTracing is "Socket LB Tracing:", "Enabled" or "Disabled".
-	SocketLBTracing string `json:"socketLBTracing" expr:"socketLBTracing"`
+	// services are load-balanced at connect() (socket LB); null when not
+	// printed.
+	SocketLB *string `json:"socketLB" expr:"socketLB"`
+	// SocketLBTracing is "Socket LB Tracing:", "Enabled" or "Disabled";
+	// null when not printed.
+	SocketLBTracing *string `json:"socketLBTracing" expr:"socketLBTracing"`
 	// SocketLBCoverage is "Socket LB Coverage:", "Full" (pods and host)
-	// or "Hostns-only" (the host's own sockets only).
-	SocketLBCoverage string `json:"socketLBCoverage" expr:"socketLBCoverage"`
+	// or "Hostns-only" (the host's own sockets only); null when not
+	// printed.
+	SocketLBCoverage *string `json:"socketLBCoverage" expr:"socketLBCoverage"`
 	// SocketLBProtocols is "Socket LB Protocols:" ("TCP, UDP"; with -o
 	// json, hostReachableServices' protocols), printed only up to about
 	// 1.14, when socket LB was on; null when not printed (every version
@@ -126,19 +128,20 @@ type KPRDetails struct {
 	// Devices are the "Devices:" line's devices, the same as the top
 	// line's; empty when not printed.
 	Devices []StatusDevice `json:"devices" expr:"devices"`
-	// Mode is the NodePort mode, "SNAT", "DSR" or "Hybrid"; "" when
+	// Mode is the NodePort mode, "SNAT", "DSR" or "Hybrid"; null when
 	// NodePort is off (not printed).
-	Mode string `json:"mode" expr:"mode"`
+	Mode *string `json:"mode" expr:"mode"`
 	// DSRDispatchMode is "DSR Dispatch Mode:", "IP Option/Extension",
 	// "IPIP" or "Geneve"; null when not printed: Cilium prints it for
 	// Mode DSR and Hybrid only (with -o json, nodePort.dsrMode is
 	// printed for SNAT too, and not read then).
 	DSRDispatchMode *string `json:"dsrDispatchMode" expr:"dsrDispatchMode"`
 	// BackendSelection is "Backend Selection:", "Random" or "Maglev
-	// (Table Size: 16381)"; "" when NodePort is off.
-	BackendSelection string `json:"backendSelection" expr:"backendSelection"`
-	// SessionAffinity is "Session Affinity:", "Enabled" or "Disabled".
-	SessionAffinity string `json:"sessionAffinity" expr:"sessionAffinity"`
+	// (Table Size: 16381)"; null when NodePort is off.
+	BackendSelection *string `json:"backendSelection" expr:"backendSelection"`
+	// SessionAffinity is "Session Affinity:", "Enabled" or "Disabled";
+	// null when not printed.
+	SessionAffinity *string `json:"sessionAffinity" expr:"sessionAffinity"`
 	// GracefulTermination is "Graceful Termination:", "Enabled" or
 	// "Disabled" (with -o json, features.gracefulTermination); null when
 	// not printed: 1.15 to 1.19 print it, 1.20 does not.
@@ -152,8 +155,8 @@ type KPRDetails struct {
 	// or by a version without the line).
 	NAT4664 *string `json:"nat4664" expr:"nat4664"`
 	// XDPAcceleration is "XDP Acceleration:", "Disabled", "Generic",
-	// "Native" or "Best-Effort"; "" when NodePort is off.
-	XDPAcceleration string `json:"xdpAcceleration" expr:"xdpAcceleration"`
+	// "Native" or "Best-Effort"; null when NodePort is off.
+	XDPAcceleration *string `json:"xdpAcceleration" expr:"xdpAcceleration"`
 	// Services maps each "- Name: value" line under "Services:", e.g.
 	// "ClusterIP" -> "Enabled", "NodePort" -> "Enabled (Range: 30000-32767)".
 	Services map[string]string `json:"services" expr:"services"`
@@ -269,20 +272,19 @@ func (s *Status) setLabel(label, value string) (err error) {
 	case "Routing":
 		host := s.Routing.Host
 		s.Routing = parseRouting(value)
-		if s.Routing.Host == "" {
+		if s.Routing.Host == nil {
 			s.Routing.Host = host
 		}
 	case "Host Routing":
 		// Cilium <= 1.15 printed the host routing on a line of its
 		// own ("Host Routing: BPF"); later versions in "Routing:".
-		if s.Routing.Host == "" {
-			s.Routing.Host = collapseSpace(value)
+		if s.Routing.Host == nil {
+			s.Routing.Host = orNull(collapseSpace(value))
 		}
 	case "Masquerading":
-		m := collapseSpace(value)
-		s.Masquerading = &m
+		s.Masquerading = orNull(collapseSpace(value))
 	case "Attach Mode":
-		s.AttachMode = collapseSpace(value)
+		s.AttachMode = orNull(collapseSpace(value))
 	case "Device Mode":
 		s.DeviceMode, s.DeviceModeConfigured = parseDeviceMode(value)
 	}
@@ -350,36 +352,34 @@ func (d *KPRDetails) addLine(line string, parent *string) error {
 	}
 	switch label {
 	case "Status":
-		d.Status = value
+		d.Status = orNull(value)
 	case "Socket LB":
-		d.SocketLB = value
+		d.SocketLB = orNull(value)
 	case "Socket LB Tracing":
-		d.SocketLBTracing = value
+		d.SocketLBTracing = orNull(value)
 	case "Socket LB Coverage":
-		d.SocketLBCoverage = value
+		d.SocketLBCoverage = orNull(value)
 	case "Socket LB Protocols":
-		d.SocketLBProtocols = &value
+		d.SocketLBProtocols = orNull(value)
 	case "Devices":
 		var err error
 		if d.Devices, err = parseDevices(value); err != nil {
 			return err
 		}
 	case "Mode":
-		d.Mode = value
+		d.Mode = orNull(value)
 	case "DSR Dispatch Mode":
-		d.DSRDispatchMode = &value
+		d.DSRDispatchMode = orNull(value)
 	case "Backend Selection":
-		d.BackendSelection = value
+		d.BackendSelection = orNull(value)
 	case "Session Affinity":
-		d.SessionAffinity = value
+		d.SessionAffinity = orNull(value)
 	case "Graceful Termination":
-		d.GracefulTermination = &value
+		d.GracefulTermination = orNull(value)
 	case "NAT46/64 Support":
-		if value != "" { // "" heads the sub-block of enabled NAT46/64
-			d.NAT4664 = &value
-		}
+		d.NAT4664 = orNull(value)
 	case "XDP Acceleration":
-		d.XDPAcceleration = value
+		d.XDPAcceleration = orNull(value)
 	case "Annotations":
 		// "Annotations: (n/a)" means none; the list stays empty.
 	}
@@ -488,26 +488,24 @@ func parseRouting(value string) StatusRouting {
 		host = strings.TrimSpace(v[i+len("Host:"):])
 		v = v[:i]
 	}
-	r.Host = host
+	r.Host = orNull(host)
 	network := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), "Network:"))
 	if name, proto, ok := strings.Cut(network, "["); ok {
-		p := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(proto), "]"))
-		r.TunnelProtocol = &p
+		r.TunnelProtocol = orNull(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(proto), "]")))
 		network = strings.TrimSpace(name)
 	}
-	r.Network = network
+	r.Network = orNull(network)
 	return r
 }
 
 // parseDeviceMode reads "veth" or "veth [Configured: auto]".
-func parseDeviceMode(value string) (mode string, configured *string) {
+func parseDeviceMode(value string) (mode, configured *string) {
 	v := collapseSpace(value)
-	mode, rest, ok := strings.Cut(v, " [Configured:")
+	m, rest, ok := strings.Cut(v, " [Configured:")
 	if ok {
-		c := strings.TrimSpace(strings.TrimSuffix(rest, "]"))
-		configured = &c
+		configured = orNull(strings.TrimSpace(strings.TrimSuffix(rest, "]")))
 	}
-	return mode, configured
+	return orNull(m), configured
 }
 
 // firstLine returns the first non-blank line of text, for error messages.

@@ -154,7 +154,7 @@ func parseStatusJSON(text string) (Status, error) {
 		s.readKPRJSON(js.KPR)
 	}
 	if r := js.Routing; r != nil {
-		s.Routing = StatusRouting{Network: r.Inter, Host: r.Intra}
+		s.Routing = StatusRouting{Network: orNull(r.Inter), Host: orNull(r.Intra)}
 		if strings.EqualFold(r.Inter, "Tunnel") {
 			s.Routing.TunnelProtocol = r.Tunnel
 		}
@@ -167,11 +167,11 @@ func parseStatusJSON(text string) (Status, error) {
 	switch js.AttachMode {
 	case "":
 	case "tcx":
-		s.AttachMode = "TCX"
+		s.AttachMode = orNull("TCX")
 	default:
-		s.AttachMode = "Legacy TC"
+		s.AttachMode = orNull("Legacy TC")
 	}
-	s.DeviceMode = js.DatapathMode
+	s.DeviceMode = orNull(js.DatapathMode)
 	if c := js.ConfiguredDPMode; c != nil && *c != "" && *c != js.DatapathMode {
 		s.DeviceModeConfigured = c
 	}
@@ -202,7 +202,7 @@ func (s *Status) readKPRJSON(k *jsonKPR) {
 	if f := k.Features; f != nil {
 		d := &s.KubeProxyReplacementDetails
 		d.Present = true
-		d.Status = k.Mode
+		d.Status = orNull(k.Mode)
 		if k.Mode != "False" {
 			d.Devices = s.KubeProxyReplacementDevices
 		}
@@ -213,20 +213,19 @@ func (s *Status) readKPRJSON(k *jsonKPR) {
 // readFeaturesJSON renders the features the way FormatStatusResponse
 // prints them in the details block.
 func (d *KPRDetails) readFeaturesJSON(f *jsonKPRFeatures) {
-	d.SocketLB = f.SocketLB.text()
-	d.SocketLBTracing = f.SocketLBTracing.text()
-	d.SocketLBCoverage = "Full"
+	d.SocketLB = orNull(f.SocketLB.text())
+	d.SocketLBTracing = orNull(f.SocketLBTracing.text())
+	d.SocketLBCoverage = orNull("Full")
 	if f.BpfSocketLBHostnsOnly {
-		d.SocketLBCoverage = "Hostns-only"
+		d.SocketLBCoverage = orNull("Hostns-only")
 	}
-	d.SessionAffinity = f.SessionAffinity.text()
+	d.SessionAffinity = orNull(f.SessionAffinity.text())
 	if f.Nat46X64 != nil {
 		nat := f.Nat46X64.text()
 		d.NAT4664 = &nat
 	}
 	if f.GracefulTermination != nil {
-		g := f.GracefulTermination.text()
-		d.GracefulTermination = &g
+		d.GracefulTermination = orNull(f.GracefulTermination.text())
 	}
 	if h := f.HostReachableServices; h != nil && h.Enabled && len(h.Protocols) > 0 {
 		p := strings.Join(h.Protocols, ", ")
@@ -234,15 +233,15 @@ func (d *KPRDetails) readFeaturesJSON(f *jsonKPRFeatures) {
 	}
 	nodePort, lb := "Disabled", "Disabled"
 	if np := f.NodePort; np != nil && np.Enabled {
-		d.Mode = np.Mode
-		if (np.Mode == "DSR" || np.Mode == "Hybrid") && np.DsrMode != "" {
-			d.DSRDispatchMode = &np.DsrMode
+		d.Mode = orNull(np.Mode)
+		if np.Mode == "DSR" || np.Mode == "Hybrid" {
+			d.DSRDispatchMode = orNull(np.DsrMode)
 		}
-		d.BackendSelection = np.Algorithm
+		d.BackendSelection = orNull(np.Algorithm)
 		if np.Algorithm == "Maglev" {
-			d.BackendSelection = "Maglev (Table Size: " + strconv.Itoa(np.LutSize) + ")"
+			d.BackendSelection = orNull("Maglev (Table Size: " + strconv.Itoa(np.LutSize) + ")")
 		}
-		d.XDPAcceleration = np.Acceleration
+		d.XDPAcceleration = orNull(np.Acceleration)
 		nodePort = "Enabled (Range: " + strconv.Itoa(np.PortMin) + "-" + strconv.Itoa(np.PortMax) + ")"
 		lb = "Enabled"
 	}

@@ -16,14 +16,14 @@ func TestStatusVerbose120(t *testing.T) {
 	eq(t, "devices", s.KubeProxyReplacementDevices, []StatusDevice{{Name: "eth0", IPs: []string{"10.0.2.15", "fe80::fc:ff:fe00:1"}, DirectRouting: true}})
 	d := s.KubeProxyReplacementDetails
 	eq(t, "present", d.Present, true)
-	eq(t, "status", d.Status, "True")
-	eq(t, "socket LB", d.SocketLB, "Enabled")
-	eq(t, "socket LB tracing", d.SocketLBTracing, "Enabled")
-	eq(t, "coverage", d.SocketLBCoverage, "Full")
-	eq(t, "mode", d.Mode, "SNAT")
-	eq(t, "backend selection", d.BackendSelection, "Random")
-	eq(t, "session affinity", d.SessionAffinity, "Enabled")
-	eq(t, "xdp", d.XDPAcceleration, "Disabled")
+	eq(t, "status", d.Status, ptr("True"))
+	eq(t, "socket LB", d.SocketLB, ptr("Enabled"))
+	eq(t, "socket LB tracing", d.SocketLBTracing, ptr("Enabled"))
+	eq(t, "coverage", d.SocketLBCoverage, ptr("Full"))
+	eq(t, "mode", d.Mode, ptr("SNAT"))
+	eq(t, "backend selection", d.BackendSelection, ptr("Random"))
+	eq(t, "session affinity", d.SessionAffinity, ptr("Enabled"))
+	eq(t, "xdp", d.XDPAcceleration, ptr("Disabled"))
 	eq(t, "graceful termination (gone in 1.20)", d.GracefulTermination, (*string)(nil))
 	eq(t, "no DSR dispatch mode for SNAT", d.DSRDispatchMode, (*string)(nil))
 	eq(t, "no socket LB protocols since 1.15", d.SocketLBProtocols, (*string)(nil))
@@ -32,9 +32,9 @@ func TestStatusVerbose120(t *testing.T) {
 		"LoadBalancer": "Enabled", "externalIPs": "Enabled", "HostPort": "Enabled"})
 	eq(t, "annotations", d.Annotations, []string{"service.cilium.io/node", "service.cilium.io/node-selector",
 		"service.cilium.io/proxy-delegation", "service.cilium.io/src-ranges-policy", "service.cilium.io/type"})
-	eq(t, "routing: no tunnel protocol for Native", s.Routing, StatusRouting{Network: "Native", Host: "BPF"})
-	eq(t, "attach", s.AttachMode, "TCX")
-	eq(t, "device mode", s.DeviceMode, "veth")
+	eq(t, "routing: no tunnel protocol for Native", s.Routing, StatusRouting{Network: ptr("Native"), Host: ptr("BPF")})
+	eq(t, "attach", s.AttachMode, ptr("TCX"))
+	eq(t, "device mode", s.DeviceMode, ptr("veth"))
 	eq(t, "device mode as configured", s.DeviceModeConfigured, (*string)(nil))
 	eq(t, "masquerading", s.Masquerading, ptr("BPF [eth0] 10.42.0.0/16 [IPv4: Enabled, IPv6: Disabled]"))
 	eq(t, "Field(Cilium)", s.Field("Cilium"), "Ok 1.20.1 (v1.20.1-2a0b3f9c)")
@@ -53,7 +53,7 @@ func TestStatusPlainHasNoDetails(t *testing.T) {
 	}
 	eq(t, "kpr", s.KubeProxyReplacement, "True")
 	eq(t, "details present", s.KubeProxyReplacementDetails.Present, false)
-	eq(t, "coverage", s.KubeProxyReplacementDetails.SocketLBCoverage, "")
+	eq(t, "coverage", s.KubeProxyReplacementDetails.SocketLBCoverage, (*string)(nil))
 	eq(t, "no NAT46/64 line", s.KubeProxyReplacementDetails.NAT4664, (*string)(nil))
 }
 
@@ -67,18 +67,18 @@ func TestStatusTunnelDSR(t *testing.T) {
 		{Name: "eth1", IPs: []string{"10.0.3.15"}, DirectRouting: true},
 	})
 	d := s.KubeProxyReplacementDetails
-	eq(t, "coverage", d.SocketLBCoverage, "Hostns-only")
-	eq(t, "mode", d.Mode, "Hybrid")
+	eq(t, "coverage", d.SocketLBCoverage, ptr("Hostns-only"))
+	eq(t, "mode", d.Mode, ptr("Hybrid"))
 	eq(t, "dsr", d.DSRDispatchMode, ptr("Geneve"))
-	eq(t, "maglev", d.BackendSelection, "Maglev (Table Size: 16381)")
-	eq(t, "xdp", d.XDPAcceleration, "Native")
+	eq(t, "maglev", d.BackendSelection, ptr("Maglev (Table Size: 16381)"))
+	eq(t, "xdp", d.XDPAcceleration, ptr("Native"))
 	eq(t, "nat46 sub-block: enabled", d.NAT4664, ptr("Enabled"))
 	eq(t, "nat46 gateway", d.Fields["NAT46/64 Support.Gateway"], "Enabled")
 	eq(t, "nat46 prefixes", d.Fields["Prefixes"], "64:ff9b::/96")
 	eq(t, "annotations n/a", d.Annotations, []string{})
-	eq(t, "routing", s.Routing, StatusRouting{Network: "Tunnel", TunnelProtocol: ptr("vxlan"), Host: "Legacy"})
-	eq(t, "attach", s.AttachMode, "Legacy TC")
-	eq(t, "device mode", s.DeviceMode, "veth")
+	eq(t, "routing", s.Routing, StatusRouting{Network: ptr("Tunnel"), TunnelProtocol: ptr("vxlan"), Host: ptr("Legacy")})
+	eq(t, "attach", s.AttachMode, ptr("Legacy TC"))
+	eq(t, "device mode", s.DeviceMode, ptr("veth"))
 	eq(t, "configured", s.DeviceModeConfigured, ptr("auto"))
 	eq(t, "services after a nested list", d.Services["NodePort"], "Enabled (Range: 30000-32767)")
 }
@@ -90,8 +90,8 @@ func TestStatusKPRFalse(t *testing.T) {
 	}
 	eq(t, "kpr", s.KubeProxyReplacement, "False")
 	eq(t, "no devices", s.KubeProxyReplacementDevices, []StatusDevice{})
-	eq(t, "socket LB", s.KubeProxyReplacementDetails.SocketLB, "Disabled")
-	eq(t, "no Mode without NodePort", s.KubeProxyReplacementDetails.Mode, "")
+	eq(t, "socket LB", deref(s.KubeProxyReplacementDetails.SocketLB), "Disabled")
+	eq(t, "no Mode without NodePort", s.KubeProxyReplacementDetails.Mode, (*string)(nil))
 }
 
 func TestStatusOlderVersions(t *testing.T) {

@@ -26,26 +26,28 @@ type TCFilter struct {
 	// Head is true for a line without a handle: the pref/chain head
 	// line tc prints before the filters of that priority.
 	Head bool `json:"head" expr:"head"`
-	// Handle is the filter's handle ("0x1"); "" on a head line.
-	Handle string `json:"handle" expr:"handle"`
+	// Handle is the filter's handle ("0x1"); null on a head line.
+	Handle *string `json:"handle" expr:"handle"`
 	// For bpf filters: Name is the filter name (Cilium 1.16+:
 	// "cil_from_container-lxc..."), ProgName and ProgID the program.
-	Name string `json:"name" expr:"name"`
+	// Name is null when tc printed none (head lines, other kinds).
+	Name *string `json:"name" expr:"name"`
 	// DirectAction is true when tc printed "direct-action" (the
 	// program returns the verdict itself, as Cilium's do).
 	DirectAction bool `json:"directAction" expr:"directAction"`
-	// HW is "not_in_hw", "in_hw", "skip_hw", "skip_sw" or "": whether
-	// the filter is offloaded to the NIC.
-	HW string `json:"hw" expr:"hw"`
+	// HW is "not_in_hw", "in_hw", "skip_hw" or "skip_sw": whether the
+	// filter is offloaded to the NIC; null when not printed.
+	HW *string `json:"hw" expr:"hw"`
 	// ProgID is the program's id ("id N", as bpftool prog show knows
-	// it); 0 for a filter that is not bpf.
-	ProgID int `json:"progID" expr:"progID"`
-	// ProgName is the program's name ("name cil_from_container"); ""
+	// it); null when not printed (head lines, filters that are not bpf,
+	// kernels that print only the tag).
+	ProgID *int `json:"progID" expr:"progID"`
+	// ProgName is the program's name ("name cil_from_container"); null
 	// when not printed.
-	ProgName string `json:"progName" expr:"progName"`
+	ProgName *string `json:"progName" expr:"progName"`
 	// Tag is the program's tag, a hash of its instructions ("tag
-	// 1a2b3c4d5e6f7a8b"); "" when not printed.
-	Tag string `json:"tag" expr:"tag"`
+	// 1a2b3c4d5e6f7a8b"); null when not printed.
+	Tag *string `json:"tag" expr:"tag"`
 	// Jited is true when tc printed "jited": the program runs
 	// JIT-compiled.
 	Jited bool `json:"jited" expr:"jited"`
@@ -135,7 +137,7 @@ func parseTCFilterLine(line string) (TCFilter, error) {
 		return f, nil
 	}
 	if (t[i] == "handle" || t[i] == "fh") && i+1 < len(t) {
-		f.Handle = t[i+1]
+		f.Handle = &t[i+1]
 		i += 2
 	}
 	if f.Kind != "bpf" {
@@ -209,7 +211,7 @@ func tcBPFOptions(t []string, f *TCFilter) error {
 		case "direct-action":
 			f.DirectAction = true
 		case "skip_hw", "skip_sw", "in_hw", "not_in_hw":
-			f.HW = t[i]
+			f.HW = &t[i]
 		case "id":
 			if i+1 >= len(t) {
 				return tcLineMsg
@@ -218,32 +220,32 @@ func tcBPFOptions(t []string, f *TCFilter) error {
 			if err != nil {
 				return tcLineMsg
 			}
-			f.ProgID = n
+			f.ProgID = &n
 			i++
 		case "name":
 			if i+1 < len(t) {
-				f.ProgName = t[i+1]
+				f.ProgName = &t[i+1]
 				i++
 			}
 		case "tag":
 			if i+1 < len(t) {
-				f.Tag = t[i+1]
+				f.Tag = &t[i+1]
 				i++
 			}
 		case "jited":
 			f.Jited = true
 		default:
-			if f.Name == "" && f.ProgID == 0 && !f.DirectAction {
-				f.Name = t[i]
+			if f.Name == nil && f.ProgID == nil && !f.DirectAction {
+				f.Name = &t[i]
 			}
 		}
 	}
-	if f.ProgID == 0 && f.Tag == "" {
+	if f.ProgID == nil && f.Tag == nil {
 		// iproute2 prints "id N" (and older kernels at least "tag T")
 		// for every bpf filter; a line without either was cut.
 		return errString(`bpf filter without "id N" or "tag T"`)
 	}
-	if f.ProgName != "" && !isProgTag(f.Tag) {
+	if f.ProgName != nil && (f.Tag == nil || !isProgTag(*f.Tag)) {
 		// bpf_dump_prog_info prints "name N tag T" together, T being
 		// the program's 8-byte tag in hex: a shorter one was cut.
 		return errString(`bpf filter "name N" without a 16-digit "tag T" after it (line cut short?)`)

@@ -160,3 +160,12 @@ func shortToken(s string) string {
 	}
 	return s
 }
+
+// orNull is s, or null when s is empty: a table cell or a value that was
+// not printed.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -16,7 +16,7 @@ type twoNodeCapture struct {
 	webIP, clientIP       string
 	webEndpoint, webIdent int // web's endpoint id and identity on node 2
 	nodePort              int
-	network, tunnel       string // status --verbose Routing: Network
+	network, tunnel       any    // status --verbose Routing: Network and its tunnel (nil: none)
 	node1IP, node2IP      string // the nodes' InternalIPs
 	// webTunnelEndpoint is what node 1's ipcache records for web's IP:
 	// node 2's InternalIP in tunnel mode.
@@ -28,7 +28,7 @@ var twoNodeCaptures = []twoNodeCapture{
 		node1IP: "10.250.42.2", node2IP: "10.250.42.3", webTunnelEndpoint: "10.250.42.3"},
 	// Native routing: node 1's ipcache still records node 2 as the tunnel
 	// endpoint of its pods (flag hastunnel), as Cilium 1.20.1 printed it.
-	{dir: "native", webIP: "10.42.1.222", clientIP: "10.42.0.199", webEndpoint: 341, webIdent: 63018, nodePort: 32005, network: "Native", tunnel: "",
+	{dir: "native", webIP: "10.42.1.222", clientIP: "10.42.0.199", webEndpoint: 341, webIdent: 63018, nodePort: 32005, network: "Native", tunnel: nil,
 		node1IP: "10.250.42.2", node2IP: "10.250.42.3", webTunnelEndpoint: "10.250.42.3"},
 }
 
@@ -47,7 +47,7 @@ func TestTwoNodeCaptures(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := eps2.ByIPv4(c.webIP)
-			if e.ID != c.webEndpoint || e.Identity != c.webIdent || !e.HasLabel("k8s:app=web") || !e.HasLabel("k8s:io.kubernetes.pod.namespace=capture-2n") || e.Status != "ready" {
+			if e.ID != c.webEndpoint || deref(e.Identity) != c.webIdent || !e.HasLabel("k8s:app=web") || !e.HasLabel("k8s:io.kubernetes.pod.namespace=capture-2n") || e.Status != "ready" {
 				t.Errorf("node 2's endpoint list: web is %+v", e)
 			}
 			eps1, err := ParseEndpointList(file(1, "endpoint_list"))
@@ -103,8 +103,8 @@ func TestTwoNodeCaptures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if st.Routing.Network != c.network || orEmpty(st.Routing.TunnelProtocol) != c.tunnel || (c.tunnel == "") != (st.Routing.TunnelProtocol == nil) {
-					t.Errorf("node %d's status --verbose: routing %+v, want network %q tunnel %q", node, st.Routing, c.network, c.tunnel)
+				if deref(st.Routing.Network) != c.network || deref(st.Routing.TunnelProtocol) != c.tunnel {
+					t.Errorf("node %d's status --verbose: routing %+v, want network %v tunnel %v", node, st.Routing, c.network, c.tunnel)
 				}
 			}
 		})
@@ -144,12 +144,12 @@ func TestTwoNodeAgentAPI(t *testing.T) {
 				slices.Sort(labels)
 				want := slices.Clone(row.Labels)
 				slices.Sort(want)
-				if e.Identity == nil || *e.Identity != row.Identity || orEmpty(e.Networking.IPv4) != row.IPv4 || e.State != row.Status || !slices.Equal(labels, want) {
-					t.Errorf("endpoint %d: document id %d identity %d ipv4 %q state %q labels %v; table identity %d ipv4 %q status %q labels %v",
-						row.ID, e.ID, deref(e.Identity), deref(e.Networking.IPv4), e.State, labels, row.Identity, row.IPv4, row.Status, want)
+				if deref(e.Identity) != deref(row.Identity) || deref(e.Networking.IPv4) != deref(row.IPv4) || e.State != row.Status || !slices.Equal(labels, want) {
+					t.Errorf("endpoint %d: document id %d identity %v ipv4 %v state %q labels %v; table identity %v ipv4 %v status %q labels %v",
+						row.ID, e.ID, deref(e.Identity), deref(e.Networking.IPv4), e.State, labels, deref(row.Identity), deref(row.IPv4), row.Status, want)
 				}
-				if row.IPv4 != "" && api.ByIPv4(row.IPv4).ID != row.ID {
-					t.Errorf("ByIPv4(%s) = endpoint %d, want %d", row.IPv4, api.ByIPv4(row.IPv4).ID, row.ID)
+				if row.IPv4 != nil && api.ByIPv4(*row.IPv4).ID != row.ID {
+					t.Errorf("ByIPv4(%s) = endpoint %d, want %d", *row.IPv4, api.ByIPv4(*row.IPv4).ID, row.ID)
 				}
 			}
 			web := api.ByIPv4("10.42.1.38")
@@ -165,7 +165,7 @@ func TestTwoNodeAgentAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			eq(t, "routing", st.Routing, text.Routing)
-			eq(t, "routing network", st.Routing.Network+" "+orEmpty(st.Routing.TunnelProtocol), "Tunnel vxlan")
+			eq(t, "routing network", []any{deref(st.Routing.Network), deref(st.Routing.TunnelProtocol)}, []any{"Tunnel", "vxlan"})
 			eq(t, "masquerading", st.Masquerading, text.Masquerading)
 			eq(t, "configured device mode", st.DeviceModeConfigured, text.DeviceModeConfigured)
 			eq(t, "KubeProxyReplacement", st.KubeProxyReplacement, text.KubeProxyReplacement)
@@ -196,13 +196,4 @@ func TestTwoNodeAgentAPI(t *testing.T) {
 			}
 		})
 	}
-}
-
-// orEmpty is *p, or "" for null: the document has no address where the
-// table prints an empty cell.
-func orEmpty(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }

@@ -14,7 +14,7 @@ func TestV115Variants(t *testing.T) {
 	eq(t, "graceful termination", s.KubeProxyReplacementDetails.GracefulTermination, ptr("Enabled"))
 	eq(t, "no annotations line", s.KubeProxyReplacementDetails.Annotations, []string{})
 	eq(t, "host routing (pre-1.16 line)", s.Field("Host Routing"), "Legacy")
-	eq(t, "no attach mode line", s.AttachMode, "")
+	eq(t, "no attach mode line", s.AttachMode, (*string)(nil))
 
 	lb, err := ParseLBList(input(t, "synthetic/cilium-bpf-lb-list/v1.15.txt"))
 	if err != nil {
@@ -22,7 +22,7 @@ func TestV115Variants(t *testing.T) {
 	}
 	eq(t, "lb layout", lb.Layout, "slots")
 	eq(t, "lb backends", lb.Backends("10.43.77.5:80/TCP"), []string{"10.42.0.31:8080", "10.42.0.32:8080"})
-	eq(t, "lb no protocol", lb.Frontend("10.43.77.5:80").Frontend.Protocol, "")
+	eq(t, "lb no protocol", lb.Frontend("10.43.77.5:80").Frontend.Protocol, (*string)(nil))
 	eq(t, "ghost", lb.Frontend("10.43.7.7:80").SlotCount(), 0)
 
 	ct, err := ParseCTList(input(t, "synthetic/cilium-bpf-ct-list/v1.15.txt"))

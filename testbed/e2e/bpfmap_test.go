@@ -304,10 +304,11 @@ func compareFrontend(ctx context.Context, t *testing.T, r *bpfmaps.Reader, ag *a
 	}
 	for i, b := range svc.Backends {
 		sl := fe.Slots[i+1]
-		if sl.Slot != b.Slot || sl.Backend != b.Backend.HostPort() || sl.Protocol != b.Backend.Protocol ||
-			int(sl.RevNATID) != b.RevNAT || sl.Found == b.NotFound {
-			t.Errorf("slot %d: bpfmaps {slot %d %s/%s revnat %d found %v}, cilium-dbg {slot %d %s revnat %d notFound %v}",
-				i+1, sl.Slot, sl.Backend, sl.Protocol, sl.RevNATID, sl.Found, b.Slot, b.Backend, b.RevNAT, b.NotFound)
+		backend, protocol := printedp(b.Backend), printedp(b.BackendProtocol)
+		if b.Slot == nil || sl.Slot != *b.Slot || printedp(sl.Backend) != backend || printedp(sl.Protocol) != protocol ||
+			b.RevNAT == nil || int(sl.RevNATID) != *b.RevNAT || sl.Found == b.NotFound {
+			t.Errorf("slot %d: bpfmaps {slot %d %v/%v revnat %d found %v}, cilium-dbg {slot %v %v/%v revnat %v notFound %v}",
+				i+1, sl.Slot, printedp(sl.Backend), printedp(sl.Protocol), sl.RevNATID, sl.Found, printedp(b.Slot), backend, protocol, printedp(b.RevNAT), b.NotFound)
 		}
 	}
 	// And the rows as printed: each slot's Text is the BACKEND ADDRESS

@@ -207,9 +207,10 @@ func TestKubeProxyReplacementAndNoKubeProxyRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.KubeProxyReplacement != "True" || st.KubeProxyReplacementDetails.SocketLBCoverage != "Full" || st.AttachMode != "TCX" {
-		t.Errorf("KubeProxyReplacement %q, Socket LB Coverage %q, Attach Mode %q; want True, Full, TCX",
-			st.KubeProxyReplacement, st.KubeProxyReplacementDetails.SocketLBCoverage, st.AttachMode)
+	coverage, attach := st.KubeProxyReplacementDetails.SocketLBCoverage, st.AttachMode
+	if st.KubeProxyReplacement != "True" || coverage == nil || *coverage != "Full" || attach == nil || *attach != "TCX" {
+		t.Errorf("KubeProxyReplacement %q, Socket LB Coverage %v, Attach Mode %v; want True, Full, TCX",
+			st.KubeProxyReplacement, printedp(coverage), printedp(attach))
 	}
 	ipt, err := parse.ParseIPTablesSave(onNode(t, "iptables-save"))
 	if err != nil {
@@ -221,4 +222,13 @@ func TestKubeProxyReplacementAndNoKubeProxyRules(t *testing.T) {
 	if n := ipt.CountContaining("KUBE-SVC"); n != 0 {
 		t.Errorf("%d KUBE-SVC lines in the node's iptables, want 0 (no kube-proxy)", n)
 	}
+}
+
+// printedp is what a nullable field of a parser's result holds: its
+// value, or nil when the tool did not print it.
+func printedp[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

@@ -75,9 +75,10 @@ type CTEntry struct {
 	// service port replies are translated back to); 0 when none.
 	NatPort uint16 `json:"natPort" expr:"natPort"`
 	// NatAddr is nat_addr.p4 (bytes 12..15 of the union) for OUT/IN entries
-	// that carry one (NodePort wildcard services); "" when zero. cilium-dbg
+	// that carry one (NodePort wildcard services); null when zero and for
+	// SVC entries, whose union holds the backend id there. cilium-dbg
 	// does not print it.
-	NatAddr string `json:"natAddr" expr:"natAddr"`
+	NatAddr *string `json:"natAddr" expr:"natAddr"`
 	// Line is the entry exactly as `cilium-dbg bpf ct list global` prints
 	// it (without --time-diff), minus the final newline: it keeps the
 	// trailing space.

@@ -36,7 +36,12 @@ func TestResultTags(t *testing.T) {
 // The methods expressions call, on entries built by hand; the decoding
 // that fills them from real maps is tested in package bpfmaps.
 func TestFrontends(t *testing.T) {
-	slot := func(n int, backend string) Slot { return Slot{Slot: n, Backend: backend, Found: n > 0} }
+	slot := func(n int, backend string) Slot {
+		if n == 0 {
+			return Slot{Slot: 0, Found: true} // the service's own: no backend
+		}
+		return Slot{Slot: n, Backend: &backend, Found: true}
+	}
 	fs := Frontends{
 		{Address: "10.43.0.5:80/TCP", IP: "10.43.0.5", Port: 80, Scope: "external", Type: "ClusterIP", Count: 1,
 			Slots: []Slot{slot(0, "0.0.0.0:0"), slot(1, "10.42.0.17:8080"), slot(2, "10.42.0.18:8080")}},

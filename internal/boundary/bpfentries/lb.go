@@ -27,9 +27,9 @@ type Frontend struct {
 	QCount int `json:"qCount" expr:"qCount"`
 	// RevNATID is the service ID (lb4_service.rev_nat_index, stored in
 	// network byte order); RevNAT the ip:port the reverse NAT map holds for
-	// it ("" if the map has no entry).
-	RevNATID uint16 `json:"revNatId" expr:"revNatId"`
-	RevNAT   string `json:"revNat" expr:"revNat"`
+	// it (null if the map has no entry).
+	RevNATID uint16  `json:"revNatId" expr:"revNatId"`
+	RevNAT   *string `json:"revNat" expr:"revNat"`
 	// Flags is the 16-bit flags|flags2<<8 of slot 0; Type, FlagNames and
 	// FlagsText are its decoding exactly as cilium-dbg prints it
 	// ("ClusterIP, non-routable").
@@ -40,14 +40,14 @@ type Frontend struct {
 	// LBAlgorithm and AffinityTimeout come from the slot-0 union:
 	// the service's own algorithm ("random", "maglev", or "undef" when
 	// it follows the agent's default) and its session affinity timeout
-	// in seconds (0 without sessionAffinity). Both are "" and 0 when the
+	// in seconds (0 without sessionAffinity). Both are null when the
 	// l7-load-balancer flag is set: the union holds L7ProxyPort then.
-	LBAlgorithm     string `json:"lbAlgorithm" expr:"lbAlgorithm"`
-	AffinityTimeout uint32 `json:"affinityTimeout" expr:"affinityTimeout"`
+	LBAlgorithm     *string `json:"lbAlgorithm" expr:"lbAlgorithm"`
+	AffinityTimeout *uint32 `json:"affinityTimeout" expr:"affinityTimeout"`
 	// L7ProxyPort is the port of the L7 proxy (Envoy) the service's
 	// traffic is redirected to, when the l7-load-balancer flag is set;
-	// 0 otherwise.
-	L7ProxyPort uint16 `json:"l7ProxyPort" expr:"l7ProxyPort"`
+	// null otherwise (the union holds the algorithm and timeout).
+	L7ProxyPort *uint16 `json:"l7ProxyPort" expr:"l7ProxyPort"`
 	// HasMaster is false when backend slots exist without a slot 0 (seen
 	// only transiently while Cilium rewrites a service).
 	HasMaster bool `json:"hasMaster" expr:"hasMaster"`
@@ -61,22 +61,24 @@ type Slot struct {
 	// Slot is the slot number, lb4_key.backend_slot: 0 for the service
 	// entry, 1..N for backends.
 	Slot int `json:"slot" expr:"slot"`
-	// BackendID is lb4_service.backend_id (0 in slot 0, where the union
-	// holds the algorithm/timeout or proxy port instead).
-	BackendID uint32 `json:"backendId" expr:"backendId"`
-	// Backend is the backend's ip:port from cilium_lb4_backends_v3,
-	// "0.0.0.0:0" for slot 0 and "" when the backend ID is not in the map.
-	Backend string `json:"backend" expr:"backend"`
+	// BackendID is lb4_service.backend_id; null in slot 0, where the
+	// union holds the algorithm/timeout or proxy port instead.
+	BackendID *uint32 `json:"backendId" expr:"backendId"`
+	// Backend is the backend's ip:port from cilium_lb4_backends_v3; null
+	// for slot 0 (cilium-dbg prints "0.0.0.0:0" there, see Text) and when
+	// the backend ID is not in the map.
+	Backend *string `json:"backend" expr:"backend"`
 	// Protocol is the backend's protocol from the backends map (TCP,
-	// UDP, ...); "" for slot 0 and when the backend ID is not there.
-	Protocol string `json:"protocol" expr:"protocol"`
+	// UDP, ...); null for slot 0 and when the backend ID is not there.
+	Protocol *string `json:"protocol" expr:"protocol"`
 	// State is the backend state from the backends map (active,
-	// terminating, quarantined, maintenance); "" for slot 0 / not found.
-	State string `json:"state" expr:"state"`
+	// terminating, quarantined, maintenance); null for slot 0 / not found.
+	State *string `json:"state" expr:"state"`
 	// Found reports whether the backend ID resolved (always true for slot 0).
 	Found bool `json:"found" expr:"found"`
-	// Quarantined is the slot's own quarantined flag (flags2 bit 6).
-	Quarantined bool `json:"quarantined" expr:"quarantined"`
+	// Quarantined is the slot's own quarantined flag (flags2 bit 6); null
+	// for slot 0, where that bit means source-range deny.
+	Quarantined *bool `json:"quarantined" expr:"quarantined"`
 	// RevNATID is the slot's lb4_service.rev_nat_index, the service ID
 	// (the same in every slot of a frontend).
 	RevNATID uint16 `json:"revNatId" expr:"revNatId"`
@@ -92,8 +94,8 @@ type Slot struct {
 func (f Frontend) Backends() []string {
 	out := []string{}
 	for _, s := range f.Slots {
-		if s.Slot > 0 && s.Found {
-			out = append(out, s.Backend)
+		if s.Slot > 0 && s.Backend != nil {
+			out = append(out, *s.Backend)
 		}
 	}
 	return out
@@ -104,8 +106,8 @@ func (f Frontend) Backends() []string {
 func (f Frontend) ActiveBackends() []string {
 	out := []string{}
 	for _, s := range f.Slots {
-		if s.Slot > 0 && s.Slot <= f.Count && s.Found {
-			out = append(out, s.Backend)
+		if s.Slot > 0 && s.Slot <= f.Count && s.Backend != nil {
+			out = append(out, *s.Backend)
 		}
 	}
 	return out

@@ -9,18 +9,18 @@ type Affinity struct {
 	// shares one) and false when by its IPv4 address (the tc datapath:
 	// NodePort, or a client that socket LB does not cover).
 	NetNSCookie bool `json:"netnsCookie" expr:"netnsCookie"`
-	// ClientIP is the client's address ("" when NetNSCookie);
-	// ClientCookie the namespace cookie (0 when not NetNSCookie).
-	ClientIP     string `json:"clientIp" expr:"clientIp"`
-	ClientCookie uint64 `json:"clientCookie" expr:"clientCookie"`
+	// ClientIP is the client's address (null when NetNSCookie);
+	// ClientCookie the namespace cookie (null when not NetNSCookie).
+	ClientIP     *string `json:"clientIp" expr:"clientIp"`
+	ClientCookie *uint64 `json:"clientCookie" expr:"clientCookie"`
 	// RevNATID is the service's ID (its rev_nat_index); Service the
-	// frontend ip:port the reverse NAT map holds for it ("" if none).
-	RevNATID uint16 `json:"revNatId" expr:"revNatId"`
-	Service  string `json:"service" expr:"service"`
+	// frontend ip:port the reverse NAT map holds for it (null if none).
+	RevNATID uint16  `json:"revNatId" expr:"revNatId"`
+	Service  *string `json:"service" expr:"service"`
 	// BackendID is the chosen backend; Backend its ip:port in
-	// cilium_lb4_backends_v3 ("" when the ID is not there).
-	BackendID uint32 `json:"backendId" expr:"backendId"`
-	Backend   string `json:"backend" expr:"backend"`
+	// cilium_lb4_backends_v3 (null when the ID is not there).
+	BackendID uint32  `json:"backendId" expr:"backendId"`
+	Backend   *string `json:"backend" expr:"backend"`
 	// LastUsed is the datapath's clock (bpf_mono_now, truncated to 32
 	// bits) when the entry was last written; it only compares with other
 	// LastUsed values of the same node.
@@ -39,18 +39,19 @@ func (as Affinities) ForRevNAT(id int) Affinities {
 // ForService returns the entries of the service whose frontend is addr
 // ("ip:port", as the reverse NAT map holds it).
 func (as Affinities) ForService(addr string) Affinities {
-	return filter(as, func(a Affinity) bool { return a.Service == addr })
+	return filter(as, func(a Affinity) bool { return a.Service != nil && *a.Service == addr })
 }
 
 // Backends returns the distinct backends (ip:port) of the entries, in
-// order of first appearance.
+// order of first appearance; an entry whose backend is not in the
+// backends map adds none.
 func (as Affinities) Backends() []string {
 	out := []string{}
 	seen := map[string]bool{}
 	for _, a := range as {
-		if !seen[a.Backend] {
-			seen[a.Backend] = true
-			out = append(out, a.Backend)
+		if a.Backend != nil && !seen[*a.Backend] {
+			seen[*a.Backend] = true
+			out = append(out, *a.Backend)
 		}
 	}
 	return out

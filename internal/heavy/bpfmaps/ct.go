@@ -233,9 +233,10 @@ func decodeCTValue(e *bpfentries.CTEntry, v *rawCTEntry, cache flagNameCache) {
 	e.LastTxReport = hostEndian.Uint32(v[48:52])
 	e.LastRxReport = hostEndian.Uint32(v[52:56])
 	e.FlagNames = cache.get(e.Flags)
-	e.NatAddr = ""
+	e.NatAddr = nil
 	if e.Direction != "SVC" && (v[12]|v[13]|v[14]|v[15]) != 0 {
-		e.NatAddr = ipv4String(v[12:16])
+		a := ipv4String(v[12:16])
+		e.NatAddr = &a
 	}
 }
 

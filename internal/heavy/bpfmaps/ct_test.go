@@ -76,7 +76,7 @@ func ctFixtures() (tcp, any []ctFixture) {
 			want: bpfentries.CTEntry{Map: MapCTTCP, Protocol: "TCP", Direction: "OUT",
 				Src: "192.168.1.20:50000", Dst: "10.42.0.51:8080", SrcIP: "192.168.1.20", SrcPort: 50000, DstIP: "10.42.0.51", DstPort: 8080,
 				Lifetime: 5, Flags: 1<<12 | 1<<9 | 1<<5, FlagNames: []string{"NodePort"},
-				BackendID: uint64(binary.NativeEndian.Uint32([]byte{192, 168, 1, 10})) << 32, NatPort: 30780, NatAddr: "192.168.1.10",
+				BackendID: uint64(binary.NativeEndian.Uint32([]byte{192, 168, 1, 10})) << 32, NatPort: 30780, NatAddr: ptr("192.168.1.10"),
 				Line: fmt.Sprintf("TCP OUT 192.168.1.20:50000 -> 10.42.0.51:8080 expires=5 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x1220 [ NodePort Unknown=0x1000 ] RevNAT=0 SourceSecurityID=0 BackendID=%d NatPort=30780 ",
 					uint64(binary.NativeEndian.Uint32([]byte{192, 168, 1, 10}))<<32)},
 		},

@@ -131,3 +131,6 @@ func htons(v uint16) uint16 {
 	binary.BigEndian.PutUint16(b[:], v)
 	return binary.NativeEndian.Uint16(b[:])
 }
+
+// ptr is a pointer to v, for the nullable fields of the entries.
+func ptr[T any](v T) *T { return &v }

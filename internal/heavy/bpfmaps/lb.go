@@ -103,7 +103,9 @@ func (r *Reader) Services() (bpfentries.Frontends, error) {
 		}
 		if key.slot == 0 {
 			setMaster(g.fe, val)
-			g.fe.RevNAT = rnByID[val.revNat]
+			if a, ok := rnByID[val.revNat]; ok {
+				g.fe.RevNAT = &a
+			}
 			g.fe.Slots = append(g.fe.Slots, makeSlot(0, val, nil))
 			return
 		}
@@ -179,7 +181,8 @@ func (r *Reader) LookupFrontend(addr string) (*bpfentries.Frontend, error) {
 		netEndian.PutUint16(rnKey[:], master.revNat)
 		var rnVal rawLB4RevNAT
 		if err := rnm.m.Lookup(&rnKey, &rnVal); err == nil {
-			fe.RevNAT = decodeRevNAT(rnKey[:], rnVal[:]).Address
+			a := decodeRevNAT(rnKey[:], rnVal[:]).Address
+			fe.RevNAT = &a
 		} else if !errors.Is(err, ebpf.ErrKeyNotExist) {
 			return nil, fmt.Errorf("lookup rev NAT %d: %w", master.revNat, err)
 		}

@@ -218,30 +218,27 @@ func frontendAddress(k svcKey) string {
 // makeSlot builds a Slot and its cilium-dbg text (bpf_lb_list.go dumpSVC).
 func makeSlot(slot uint16, v svcValue, be *bpfentries.Backend) bpfentries.Slot {
 	s := bpfentries.Slot{
-		Slot:        int(slot),
-		RevNATID:    v.revNat,
-		Quarantined: slot > 0 && v.flags&svcFlagQuarantined != 0,
+		Slot:     int(slot),
+		RevNATID: v.revNat,
 	}
 	if slot == 0 {
 		extra := ""
 		if v.flags&svcFlagL7LoadBalancer != 0 {
 			extra = fmt.Sprintf("(L7LB Proxy Port: %d)", l7ProxyPort(v.union))
 		}
-		s.Backend = "0.0.0.0:0"
 		s.Found = true
 		s.Text = fmt.Sprintf("%s:%d (%d) (%d) [%s] %s", "0.0.0.0", 0, v.revNat, 0,
 			strings.Join(svcFlagNames(v.flags), ", "), extra)
 		return s
 	}
-	s.BackendID = v.union
+	id, quarantined := v.union, v.flags&svcFlagQuarantined != 0
+	s.BackendID, s.Quarantined = &id, &quarantined
 	if be == nil {
 		s.Text = fmt.Sprintf("backend %d not found", v.union)
 		return s
 	}
 	s.Found = true
-	s.Backend = be.Address
-	s.Protocol = be.Protocol
-	s.State = be.State
+	s.Backend, s.Protocol, s.State = &be.Address, &be.Protocol, &be.State
 	ip := be.IP
 	if be.ClusterID != 0 { // AddrCluster.String
 		ip += "@" + strconv.Itoa(int(be.ClusterID))
@@ -268,10 +265,11 @@ func setMaster(f *bpfentries.Frontend, v svcValue) {
 	f.FlagNames = svcFlagNames(v.flags)
 	f.FlagsText = strings.Join(f.FlagNames, ", ")
 	if v.flags&svcFlagL7LoadBalancer != 0 {
-		f.L7ProxyPort = l7ProxyPort(v.union)
+		p := l7ProxyPort(v.union)
+		f.L7ProxyPort = &p
 	} else {
-		f.LBAlgorithm = lbAlgorithm(uint8(v.union >> 24))
-		f.AffinityTimeout = v.union & 0x00ff_ffff
+		alg, timeout := lbAlgorithm(uint8(v.union>>24)), v.union&0x00ff_ffff
+		f.LBAlgorithm, f.AffinityTimeout = &alg, &timeout
 	}
 }
 

@@ -45,7 +45,7 @@ func TestLiveBPFFS(t *testing.T) {
 	t.Logf("%d frontends in %v", len(fes), time.Since(start))
 	for _, f := range fes {
 		t.Logf("  %-28s %-40s revnat=%d(%s) count=%d/%d backends=%v",
-			f.Address, "["+f.FlagsText+"]", f.RevNATID, f.RevNAT, f.Count, f.QCount, f.Backends())
+			f.Address, "["+f.FlagsText+"]", f.RevNATID, js(f.RevNAT), f.Count, f.QCount, f.Backends())
 		for _, s := range f.Slots {
 			if !s.Found {
 				t.Errorf("  %s slot %d: %s", f.Address, s.Slot, s.Text)
@@ -90,7 +90,7 @@ func TestLiveBPFFS(t *testing.T) {
 	}
 	t.Logf("%d session affinity entries", len(aff))
 	for _, a := range aff {
-		t.Logf("  service %d (%s) client ip %q cookie %d -> backend %d (%s)", a.RevNATID, a.Service, a.ClientIP, a.ClientCookie, a.BackendID, a.Backend)
+		t.Logf("  service %d (%s) client ip %s cookie %s -> backend %d (%s)", a.RevNATID, js(a.Service), js(a.ClientIP), js(a.ClientCookie), a.BackendID, js(a.Backend))
 	}
 	rsk, err := r.SockRevNAT()
 	if err != nil {

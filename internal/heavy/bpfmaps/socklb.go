@@ -19,9 +19,11 @@ func decodeAffinity(k, v []byte) bpfentries.Affinity {
 		LastUsed:    hostEndian.Uint64(v[0:8]),
 	}
 	if a.NetNSCookie {
-		a.ClientCookie = hostEndian.Uint64(k[0:8])
+		c := hostEndian.Uint64(k[0:8])
+		a.ClientCookie = &c
 	} else {
-		a.ClientIP = ipv4String(k[0:4])
+		ip := ipv4String(k[0:4])
+		a.ClientIP = &ip
 	}
 	return a
 }
@@ -69,10 +71,10 @@ func (r *Reader) Affinity() (bpfentries.Affinities, error) {
 	}
 	for i := range out {
 		if b := bes.ByID(int(out[i].BackendID)); b != nil {
-			out[i].Backend = b.Address
+			out[i].Backend = &b.Address
 		}
 		if rn := rns.ByID(int(out[i].RevNATID)); rn != nil {
-			out[i].Service = rn.Address
+			out[i].Service = &rn.Address
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -83,10 +85,10 @@ func (r *Reader) Affinity() (bpfentries.Affinities, error) {
 		if a.NetNSCookie != b.NetNSCookie {
 			return !a.NetNSCookie
 		}
-		if a.ClientCookie != b.ClientCookie {
-			return a.ClientCookie < b.ClientCookie
+		if a.NetNSCookie {
+			return *a.ClientCookie < *b.ClientCookie
 		}
-		return compareIP(a.ClientIP, b.ClientIP) < 0
+		return compareIP(*a.ClientIP, *b.ClientIP) < 0
 	})
 	return out, nil
 }

@@ -62,8 +62,8 @@ func TestRealAffinityAndReverseSK(t *testing.T) {
 		t.Fatalf("affinity: %d entries, want 1: %s", len(aff), js(aff))
 	}
 	a := aff[0]
-	if !a.NetNSCookie || a.ClientIP != "" || a.ClientCookie != 6604 || a.RevNATID != 6 || a.Service != "10.43.147.238:8081" ||
-		a.BackendID != 3 || a.Backend != "10.42.1.50:80" || a.LastUsed != 12241 {
+	if !a.NetNSCookie || a.ClientIP != nil || a.ClientCookie == nil || *a.ClientCookie != 6604 || a.RevNATID != 6 ||
+		a.Service == nil || *a.Service != "10.43.147.238:8081" || a.BackendID != 3 || a.Backend == nil || *a.Backend != "10.42.1.50:80" || a.LastUsed != 12241 {
 		t.Errorf("affinity entry = %s", js(a))
 	}
 

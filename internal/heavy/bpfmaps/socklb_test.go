@@ -43,10 +43,10 @@ func TestAffinity(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := bpfentries.Affinities{
-		{ClientIP: "10.250.42.1", RevNATID: 2, Service: "10.43.0.5:80", BackendID: 3, Backend: "10.42.0.17:8080", LastUsed: 4243},
-		{NetNSCookie: true, ClientCookie: 0x1000000000000abc, RevNATID: 2, Service: "10.43.0.5:80", BackendID: 4, Backend: "10.42.0.18:8080", LastUsed: 4242},
-		// neither the service nor the backend is known: both stay ""
-		{ClientIP: "10.250.42.1", RevNATID: 6, BackendID: 99, LastUsed: 7},
+		{ClientIP: ptr("10.250.42.1"), RevNATID: 2, Service: ptr("10.43.0.5:80"), BackendID: 3, Backend: ptr("10.42.0.17:8080"), LastUsed: 4243},
+		{NetNSCookie: true, ClientCookie: ptr[uint64](0x1000000000000abc), RevNATID: 2, Service: ptr("10.43.0.5:80"), BackendID: 4, Backend: ptr("10.42.0.18:8080"), LastUsed: 4242},
+		// neither the service nor the backend is known: both are null
+		{ClientIP: ptr("10.250.42.1"), RevNATID: 6, BackendID: 99, LastUsed: 7},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("affinity:\n got %s\nwant %s", js(got), js(want))

@@ -1,6 +1,9 @@
 // Package parsetest makes large synthetic tool output for benchmarks of
-// the parsers and of the tools they are measured against. It is test data,
-// kept out of package parse so the parsers carry none of it.
+// the parsers and of the tools they are measured against, and holds the
+// checks that a parser's result holds only what its input printed
+// (Invented for JSON, Unprinted for text), which the unit and e2e tests
+// share. It is test code, kept out of package parse so the parsers carry
+// none of it.
 package parsetest
 
 import (
