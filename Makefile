@@ -111,8 +111,9 @@ fuzz:
 
 # End-to-end, on each profile of the test cluster in E2E_PROFILES, in order
 # (testbed/up builds and caches it on first use, and switches profile by
-# tearing the running one down): on a two-node profile the tests of
-# testbed/e2e/twonode_test.go, on single everything tagged e2e (client-go against
+# tearing the running one down): on a two-node profile the tests named
+# TestTwoNode*, TestTunnel* and TestNative* (testbed/e2e, and the tcpdump
+# capture across nodes in cmd/labrun), on single everything tagged e2e (client-go against
 # the real API server and kubelet, the testbed's own proofs, the
 # cca-datapath lab); single comes last and is left running. On failure, the
 # component logs that explain it.
@@ -146,7 +147,7 @@ e2e-single:
 
 e2e-tunnel e2e-native: e2e-%:
 	testbed/up --profile $*
-	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 20m -run '$(TWO_NODE_TESTS)' -v ./testbed/e2e/ || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
+	LABRUN_KUBECONFIG=$(KUBECONFIG_TESTBED) $(GO) test -count=1 -tags e2e -timeout 30m -run '$(TWO_NODE_TESTS)' -v ./testbed/e2e/ ./cmd/labrun/ || { $(MAKE) --no-print-directory testbed-logs; exit 1; }
 
 # The main job: build labrun and the testbed (on the lab's profile), then
 # solve the lab LAB (cca-datapath unless given) on it.

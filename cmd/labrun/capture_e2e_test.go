@@ -370,7 +370,7 @@ finally:
 // sees a request across the nodes on cilium_vxlan, inside the VXLAN
 // packets on eth0, and on the client's lxc device. Two nodes: the tunnel
 // profile.
-func TestCaptureTcpdumpAcrossNodes(t *testing.T) {
+func TestTunnelCaptureTcpdumpAcrossNodes(t *testing.T) {
 	kc := kubetest.Kubeconfig(t)
 	v := kubetest.ReadVars(t)
 	if v.Profile != "tunnel" {
