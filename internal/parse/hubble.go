@@ -138,24 +138,7 @@ func (h HubbleFlows) FlowsFrom(ip string) []HubbleFlow {
 // The compact, dict and table outputs are refused: they are for people,
 // and print names where the JSON has numbers.
 func ParseHubbleObserve(text string) (HubbleFlows, error) {
-	if err := refuseCut(kindHubble, "flows", text, ParseHubbleObserve, func(h HubbleFlows) int { return h.Events() }); err != nil {
-		return HubbleFlows{}, err
-	}
-	h := NewHubbleFlows()
-	r := newLineReader(text)
-	for {
-		line, ok := r.next()
-		if !ok {
-			break
-		}
-		if isBlank(line) {
-			continue
-		}
-		if why := h.Add(line); why != "" {
-			return HubbleFlows{}, newError(kindHubble, r.num, line, why)
-		}
-	}
-	return h, nil
+	return parseStream(kindHubble, "flows", text, NewHubbleFlows(), ParseHubbleObserve)
 }
 
 // NewHubbleFlows is a HubbleFlows with no flows, its lists empty (not

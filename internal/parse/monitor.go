@@ -180,24 +180,7 @@ type MonitorTrace struct {
 // a debug message) is refused, naming the line: the text forms are not
 // all read, and a capture runs the monitor with -j.
 func ParseMonitor(text string) (Monitor, error) {
-	if err := refuseCut(kindMonitor, "events", text, ParseMonitor, func(m Monitor) int { return m.Events() }); err != nil {
-		return Monitor{}, err
-	}
-	m := NewMonitor()
-	r := newLineReader(text)
-	for {
-		line, ok := r.next()
-		if !ok {
-			break
-		}
-		if isBlank(line) {
-			continue
-		}
-		if why := m.Add(line); why != "" {
-			return Monitor{}, newError(kindMonitor, r.num, line, why)
-		}
-	}
-	return m, nil
+	return parseStream(kindMonitor, "events", text, NewMonitor(), ParseMonitor)
 }
 
 // NewMonitor is a Monitor with no events, its lists empty (not null).

@@ -134,24 +134,7 @@ func (h *TcpdumpHeaders) from(ip string) bool { return h.SrcIP != nil && *h.SrcI
 // What tcpdump says on standard error ("listening on ...", the counts at
 // its end) is not read here.
 func ParseTcpdump(text string) (Tcpdump, error) {
-	if err := refuseCut(kindTcpdump, "packets", text, ParseTcpdump, func(t Tcpdump) int { return t.Events() }); err != nil {
-		return Tcpdump{}, err
-	}
-	t := NewTcpdump()
-	r := newLineReader(text)
-	for {
-		line, ok := r.next()
-		if !ok {
-			break
-		}
-		if isBlank(line) {
-			continue
-		}
-		if why := t.Add(line); why != "" {
-			return Tcpdump{}, newError(kindTcpdump, r.num, line, why)
-		}
-	}
-	return t, nil
+	return parseStream(kindTcpdump, "packets", text, NewTcpdump(), ParseTcpdump)
 }
 
 // NewTcpdump is a Tcpdump with no packets, its lists empty (not null).
