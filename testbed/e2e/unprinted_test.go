@@ -38,6 +38,22 @@ func TestLiveTextResultsInventNothing(t *testing.T) {
 	if v.Node2Name != "" {
 		nodes = append(nodes, v.Node2Name)
 	}
+	// A pod on each node that the kubelet probes every second: each probe
+	// is a new connection into an endpoint of the node, which the agent's
+	// monitor reports as a policy verdict and tcpdump sees, whatever else
+	// the cluster runs.
+	ns := kubetest.NamespaceName("e2e-printed")
+	manifest := "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n"
+	for i, node := range nodes {
+		manifest += strings.NewReplacer("NAME", "probed-"+strconv.Itoa(i+1), "NS", ns, "NODE", node, "IMAGE", v.PythonImage).Replace(probedPod)
+	}
+	kubetest.ApplyInNamespace(ctx, t, c, ns, "probed pods", manifest)
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
+	_, err := kubetest.WaitPodsReady(wctx, c, ns, "app=probed", len(nodes))
+	wcancel()
+	if err != nil {
+		t.Fatalf("waiting for a probed pod Ready on each node: %v", err)
+	}
 	checked := map[string]int{}
 	for i, node := range nodes {
 		t.Run(node, func(t *testing.T) {
@@ -54,13 +70,13 @@ func TestLiveTextResultsInventNothing(t *testing.T) {
 			}
 			// The monitor's text forms the parser reads (traces it reads
 			// only as -j's JSON): policy verdicts, which the kubelet's
-			// probes of the cluster's pods make every few seconds, and
+			// probes of the node's probed pod make every second, and
 			// drops, of which there may be none.
 			t.Run("monitor", func(t *testing.T) {
 				for _, args := range [][]string{{"monitor", "--type", "policy-verdict"}, {"monitor", "-n", "--type", "policy-verdict"}, {"monitor", "--type", "drop"}} {
 					out := agentMonitor(ctx, t, c, ag, 8*time.Second, args...)
 					if !strings.Contains(out, "Policy verdict") && slices.Contains(args, "policy-verdict") {
-						t.Errorf("cilium-dbg %s printed no verdict in 8 s (the kubelet's probes make some):\n%s", strings.Join(args, " "), firstLines(out, 10))
+						t.Errorf("cilium-dbg %s printed no verdict in 8 s (the kubelet probes the node's probed pod every second):\n%s", strings.Join(args, " "), firstLines(out, 10))
 						continue
 					}
 					checkPrinted(t, "cilium-monitor", out)
@@ -90,6 +106,9 @@ func TestLiveTextResultsInventNothing(t *testing.T) {
 	for _, p := range parse.All {
 		if p.Kind == "cilium-endpoint-get" {
 			continue // JSON only: TestLiveJSONResultsInventNothing
+		}
+		if p.Kind == "hubble-observe" {
+			continue // JSON a line only: parsetest.Invented on the real captures, cmd/labrun's capture tests live
 		}
 		if checked[p.Kind] == 0 {
 			t.Errorf("no output of the live cluster was checked with %s", p.Kind)
@@ -233,6 +252,10 @@ func nodeCommands(t *testing.T, node int, nodeIP string) []textCommand {
 		{kind: "curl-w", args: []string{"curl", "-sk", "-o", "/dev/null", "-w", parse.CurlWriteOut, "https://" + nodeIP + ":6443/"}},
 		{kind: "curl-w", args: []string{"curl", "-sk", "-o", "/dev/null", "-w", "%{http_code} %{time_total}", "https://" + nodeIP + ":6443/"}},
 		{kind: "curl-w", args: []string{"curl", "-sS", "-o", "/dev/null", "-w", parse.CurlWriteOut, "http://127.0.0.1:1/"}, mayFail: true, stderr: true},
+		// the kubelet's probes of the node's probed pod, as the capture's
+		// tcpdump source runs it; -c ends it after 10 packets, timeout
+		// bounds it (exit 124, a failure, if the probes stopped)
+		{kind: "tcpdump", args: []string{"timeout", "20", "tcpdump", "-l", "-n", "--immediate-mode", "-i", "any", "-c", "10", "tcp", "port", "8080"}},
 	}
 	// tc filters on the devices Cilium attached programs to (none under
 	// tcx, whose empty output the parser reads too)
@@ -292,3 +315,20 @@ func firstLines(s string, n int) string {
 	}
 	return strings.Join(lines, "")
 }
+
+// probedPod is a pod on node NODE serving HTTP on 8080, probed by its
+// kubelet every second.
+const probedPod = `---
+apiVersion: v1
+kind: Pod
+metadata: {name: NAME, namespace: NS, labels: {app: probed}}
+spec:
+  nodeName: NODE
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: web
+    image: IMAGE
+    imagePullPolicy: IfNotPresent
+    command: [python3, -m, http.server, "8080"]
+    readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
+`
