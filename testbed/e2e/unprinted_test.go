@@ -38,12 +38,14 @@ func TestLiveTextResultsInventNothing(t *testing.T) {
 	if v.Node2Name != "" {
 		nodes = append(nodes, v.Node2Name)
 	}
-	// A pod on each node that the kubelet probes every second: each probe
-	// is a new connection into an endpoint of the node, which the agent's
-	// monitor reports as a policy verdict and tcpdump sees, whatever else
-	// the cluster runs.
+	// A pod on each node that the kubelet probes every second, under a
+	// policy that admits the probes: each probe is a new connection into
+	// an endpoint of the node whose ingress policy is enforced, which the
+	// agent's monitor reports as a policy verdict (it reports none for an
+	// endpoint no policy selects) and tcpdump sees, whatever else the
+	// cluster runs.
 	ns := kubetest.NamespaceName("e2e-printed")
-	manifest := "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n"
+	manifest := "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n" + strings.ReplaceAll(probedPolicy, "NS", ns)
 	for i, node := range nodes {
 		manifest += strings.NewReplacer("NAME", "probed-"+strconv.Itoa(i+1), "NS", ns, "NODE", node, "IMAGE", v.PythonImage).Replace(probedPod)
 	}
@@ -315,6 +317,19 @@ func firstLines(s string, n int) string {
 	}
 	return strings.Join(lines, "")
 }
+
+// probedPolicy enforces ingress on the probed pods, admitting the node's
+// own traffic (the kubelet's probes) to 8080.
+const probedPolicy = `---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: probed, namespace: NS}
+spec:
+  endpointSelector: {matchLabels: {app: probed}}
+  ingress:
+  - fromEntities: [host]
+    toPorts: [{ports: [{port: "8080", protocol: TCP}]}]
+`
 
 // probedPod is a pod on node NODE serving HTTP on 8080, probed by its
 // kubelet every second.
